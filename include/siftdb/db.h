@@ -1,0 +1,98 @@
+// Copyright (c) siftdb authors.
+//
+// DB: an embedded, persistent, ordered key-value store (an LSM tree whose
+// tables each carry a Bloom filter).
+//
+// Including this header alone gives everything a user needs.
+//
+// Thread safety: a DB is safe for concurrent use by many threads without
+// external locking. Iterators and snapshots must be released before the DB
+// is destroyed.
+// Durability: a write acknowledged with WriteOptions.sync = true survives
+// any crash; without sync it survives a process crash but may be lost when
+// the machine crashes.
+// Errors: absl::Status everywhere. Get of an absent key is NotFound; bad
+// input (oversized keys, nonsense options, bad paths) is InvalidArgument
+// with a message naming the problem; damaged files are DataLoss naming the
+// file and offset.
+
+#ifndef SIFTDB_INCLUDE_DB_H_
+#define SIFTDB_INCLUDE_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "siftdb/comparator.h"
+#include "siftdb/env.h"
+#include "siftdb/filter_policy.h"
+#include "siftdb/iterator.h"
+#include "siftdb/options.h"
+#include "siftdb/write_batch.h"
+
+namespace siftdb {
+
+// An immutable view of the database at one sequence number.
+class Snapshot {
+ protected:
+  virtual ~Snapshot() = default;
+};
+
+// A range of user keys [start, limit).
+struct Range {
+  std::string_view start;
+  std::string_view limit;
+};
+
+class DB {
+ public:
+  // Opens (or with create_if_missing creates) the database in directory
+  // `path`, recovering any writes not yet flushed to tables.
+  static absl::StatusOr<std::unique_ptr<DB>> Open(const Options& options,
+                                                  const std::string& path);
+
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+  // Closes: waits for background work; nothing acknowledged is lost.
+  virtual ~DB();
+
+  virtual absl::Status Put(const WriteOptions& options, std::string_view key,
+                           std::string_view value) = 0;
+  virtual absl::Status Delete(const WriteOptions& options,
+                              std::string_view key) = 0;
+  // Applies every update of `updates` atomically.
+  virtual absl::Status Write(const WriteOptions& options,
+                             WriteBatch* updates) = 0;
+  // absl::IsNotFound(status) when the key is absent.
+  virtual absl::Status Get(const ReadOptions& options, std::string_view key,
+                           std::string* value) = 0;
+  virtual std::unique_ptr<Iterator> NewIterator(
+      const ReadOptions& options) = 0;
+
+  virtual const Snapshot* GetSnapshot() = 0;
+  virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
+
+  // Properties: "siftdb.stats", "siftdb.num-files-at-level<N>",
+  // "siftdb.sstables", "siftdb.approximate-memory-usage". False for an
+  // unknown name.
+  virtual bool GetProperty(std::string_view name, std::string* value) = 0;
+
+  // For each range, the approximate file-system bytes its keys use.
+  virtual void GetApproximateSizes(const Range* ranges, int n,
+                                   uint64_t* sizes) = 0;
+
+  // Compacts the key range [*begin, *end] (null: unbounded) down the tree.
+  virtual absl::Status CompactRange(const std::string_view* begin,
+                                    const std::string_view* end) = 0;
+};
+
+// Removes the database at `path` and its files. OK when it does not exist.
+absl::Status DestroyDB(const std::string& path, const Options& options);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_INCLUDE_DB_H_

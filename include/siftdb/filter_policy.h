@@ -1,0 +1,85 @@
+// Copyright (c) siftdb authors.
+//
+// FilterPolicy: builds a compact probabilistic summary (a filter) of a set of
+// keys, stored in every table, and answers "may this key be in the set?".
+//
+// Contract (never relaxed): KeyMayMatch(k, filter) is true for every key k
+// that was added to the builder that produced `filter` — no false negatives.
+// A filter that a policy cannot decode (empty, truncated, unknown version or
+// made by another policy) answers true ("may match"), never a false "no".
+//
+// Thread safety: a FilterPolicy is immutable and may be shared by many
+// threads. A FilterBitsBuilder is used by one thread at a time.
+// Persistence: Name() is stored in each table's properties; a policy whose
+// encoding changes must change its name.
+
+#ifndef SIFTDB_INCLUDE_FILTER_POLICY_H_
+#define SIFTDB_INCLUDE_FILTER_POLICY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace siftdb {
+
+// Accumulates keys (hashing each once) and serializes a filter over them.
+class FilterBitsBuilder {
+ public:
+  FilterBitsBuilder() = default;
+  FilterBitsBuilder(const FilterBitsBuilder&) = delete;
+  FilterBitsBuilder& operator=(const FilterBitsBuilder&) = delete;
+  virtual ~FilterBitsBuilder() = default;
+
+  // Adds a key; adding the same key twice is harmless.
+  virtual void AddKey(std::string_view key) = 0;
+  // Keys added since construction or the last Finish().
+  virtual size_t NumAdded() const = 0;
+  // Appends the serialized filter over every added key to *dst and resets
+  // the builder to empty.
+  virtual void Finish(std::string* dst) = 0;
+};
+
+class FilterPolicy {
+ public:
+  virtual ~FilterPolicy() = default;
+
+  // Persisted; identifies the encoding.
+  virtual const char* Name() const = 0;
+  // Configured bits per key (may be fractional).
+  virtual double BitsPerKey() const = 0;
+
+  virtual std::unique_ptr<FilterBitsBuilder> NewBuilder() const = 0;
+
+  // False only when `key` was certainly not added to `filter`.
+  virtual bool KeyMayMatch(std::string_view key,
+                           std::string_view filter) const = 0;
+
+  // Hash-once, probe-many: HashMayMatch(HashKey(k), f) == KeyMayMatch(k, f).
+  // Lets a reader that checks one key against many filters hash it once.
+  virtual uint64_t HashKey(std::string_view key) const = 0;
+  virtual bool HashMayMatch(uint64_t hash, std::string_view filter) const = 0;
+};
+
+// The default: a cache-line-blocked Bloom filter (every probe of a key lands
+// in one 64-byte block) over XXH3-64 hashes. bits_per_key <= 0 is invalid;
+// use Options.filter_bits_per_key = 0 to disable filters instead.
+// Name: "siftdb.BlockedBloom".
+std::shared_ptr<const FilterPolicy> NewBloomFilterPolicy(double bits_per_key);
+
+// A classic Bloom filter whose k probes (double hashing) span the whole bit
+// array. Name: "siftdb.ClassicBloom".
+std::shared_ptr<const FilterPolicy> NewClassicBloomFilterPolicy(
+    double bits_per_key);
+
+// The policy whose Name() is `name`, configured with bits_per_key.
+// NotFound for an unknown name.
+absl::StatusOr<std::shared_ptr<const FilterPolicy>> FilterPolicyFromName(
+    std::string_view name, double bits_per_key);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_INCLUDE_FILTER_POLICY_H_

@@ -1,0 +1,100 @@
+// Copyright (c) siftdb authors.
+//
+// Options that control a database (Options), a read (ReadOptions) and a
+// write (WriteOptions). Plain structs: copy them freely.
+//
+// Ownership: pointers held in Options (comparator, env, info_log) are not
+// owned; they must outlive every DB opened with them. shared_ptr members are
+// shared with the DB.
+
+#ifndef SIFTDB_INCLUDE_OPTIONS_H_
+#define SIFTDB_INCLUDE_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace siftdb {
+
+class Comparator;
+class Env;
+class FilterPolicy;
+class Logger;
+class Snapshot;
+
+// How a data block is stored. Persisted in every block trailer: never change
+// the values.
+enum CompressionType : uint8_t {
+  kNoCompression = 0x0,
+  kSnappyCompression = 0x1,
+};
+
+// Limits enforced on every write; larger input is InvalidArgument.
+inline constexpr size_t kMaxKeySize = size_t{1} << 20;          // 1 MiB
+inline constexpr size_t kMaxValueSize = size_t{64} << 20;       // 64 MiB
+inline constexpr size_t kMaxWriteBatchSize = size_t{1} << 30;   // 1 GiB
+
+struct Options {
+  // Key order; persisted by name. Default: BytewiseComparator().
+  const Comparator* comparator = nullptr;
+  bool create_if_missing = false;
+  bool error_if_exists = false;
+  // Stop at the first sign of damage (e.g. a corrupt log record in the
+  // middle of a log is DataLoss) instead of skipping it and logging.
+  bool paranoid_checks = false;
+  // File system; default Env::Default().
+  Env* env = nullptr;
+  // Where progress and errors are logged; default: a LOG file in the DB
+  // directory.
+  Logger* info_log = nullptr;
+
+  // --- Write path ---
+  // MemTable size at which it is frozen and flushed to a level-0 table.
+  size_t write_buffer_size = size_t{4} << 20;
+
+  // --- Tables ---
+  // Upper bound on open table files (table cache capacity). At least 16.
+  int max_open_files = 1000;
+  // Byte capacity of the shared LRU cache of uncompressed data blocks.
+  size_t block_cache_size = size_t{8} << 20;
+  // Approximate uncompressed size of a data block.
+  size_t block_size = 4096;
+  // Keys between restart points in a block (delta encoding). At least 1.
+  int block_restart_interval = 16;
+  CompressionType compression = kSnappyCompression;
+  // Bloom filter bits per key for every table; 0 disables filters.
+  double filter_bits_per_key = 10;
+  // When set, overrides the default blocked Bloom policy built from
+  // filter_bits_per_key.
+  std::shared_ptr<const FilterPolicy> filter_policy;
+
+  // --- Compaction (leveled) ---
+  // Target size of each table written by flush or compaction.
+  size_t max_file_size = size_t{2} << 20;
+  int level0_file_num_compaction_trigger = 4;
+  int level0_slowdown_writes_trigger = 8;
+  int level0_stop_writes_trigger = 12;
+  // Level 1 target size; level L targets base * multiplier^(L-1).
+  uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
+  double max_bytes_for_level_multiplier = 10;
+};
+
+struct ReadOptions {
+  // Verify the CRC of every block read from a table.
+  bool verify_checksums = false;
+  // Keep blocks read by this call in the block cache.
+  bool fill_cache = true;
+  // Read as of this snapshot (from DB::GetSnapshot); null: the latest state.
+  const Snapshot* snapshot = nullptr;
+};
+
+struct WriteOptions {
+  // fdatasync the log before the write returns. Without it a write survives
+  // a process crash but may be lost in a machine crash.
+  bool sync = false;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_INCLUDE_OPTIONS_H_

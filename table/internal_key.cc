@@ -1,0 +1,90 @@
+// Copyright (c) siftdb authors.
+
+#include "table/internal_key.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "util/coding.h"
+
+namespace siftdb {
+
+void AppendInternalKey(std::string* dst, std::string_view user_key,
+                       SequenceNumber seq, ValueType type) {
+  dst->append(user_key.data(), user_key.size());
+  PutFixed64(dst, PackSequenceAndType(seq, type));
+}
+
+bool ParseInternalKey(std::string_view internal_key,
+                      ParsedInternalKey* result) {
+  if (internal_key.size() < kInternalKeyTrailerSize) return false;
+  const uint64_t num =
+      DecodeFixed64(internal_key.data() + internal_key.size() -
+                    kInternalKeyTrailerSize);
+  const uint8_t type = num & 0xff;
+  if (type > kTypeValue) return false;
+  result->user_key = ExtractUserKey(internal_key);
+  result->sequence = num >> 8;
+  result->type = static_cast<ValueType>(type);
+  return true;
+}
+
+std::string InternalKeyDebugString(std::string_view internal_key, bool hex) {
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(internal_key, &parsed)) {
+    return absl::StrFormat("(bad internal key: %s)",
+                           absl::BytesToHexString(internal_key));
+  }
+  const std::string user = hex ? absl::BytesToHexString(parsed.user_key)
+                               : absl::CHexEscape(parsed.user_key);
+  return absl::StrFormat("'%s' @ %d : %s", user, parsed.sequence,
+                         parsed.type == kTypeValue ? "put" : "del");
+}
+
+int InternalKeyComparator::Compare(std::string_view a,
+                                   std::string_view b) const {
+  int r = user_comparator_->Compare(ExtractUserKey(a), ExtractUserKey(b));
+  if (r == 0) {
+    const uint64_t anum = DecodeFixed64(a.data() + a.size() - 8);
+    const uint64_t bnum = DecodeFixed64(b.data() + b.size() - 8);
+    if (anum > bnum) {
+      r = -1;
+    } else if (anum < bnum) {
+      r = +1;
+    }
+  }
+  return r;
+}
+
+const char* InternalKeyComparator::Name() const {
+  return "siftdb.InternalKeyComparator";
+}
+
+void InternalKeyComparator::FindShortestSeparator(
+    std::string* start, std::string_view limit) const {
+  // Shorten the user key part, then append the earliest possible trailer so
+  // the result still sorts at or after *start.
+  std::string_view user_start = ExtractUserKey(*start);
+  std::string_view user_limit = ExtractUserKey(limit);
+  std::string tmp(user_start);
+  user_comparator_->FindShortestSeparator(&tmp, user_limit);
+  if (tmp.size() < user_start.size() &&
+      user_comparator_->Compare(user_start, tmp) < 0) {
+    PutFixed64(&tmp,
+               PackSequenceAndType(kMaxSequenceNumber, kValueTypeForSeek));
+    start->swap(tmp);
+  }
+}
+
+void InternalKeyComparator::FindShortSuccessor(std::string* key) const {
+  std::string_view user_key = ExtractUserKey(*key);
+  std::string tmp(user_key);
+  user_comparator_->FindShortSuccessor(&tmp);
+  if (tmp.size() < user_key.size() &&
+      user_comparator_->Compare(user_key, tmp) < 0) {
+    PutFixed64(&tmp,
+               PackSequenceAndType(kMaxSequenceNumber, kValueTypeForSeek));
+    key->swap(tmp);
+  }
+}
+
+}  // namespace siftdb

@@ -1,0 +1,58 @@
+// Copyright (c) siftdb authors.
+//
+// Cache: a sharded LRU cache with a capacity in bytes ("charge"), used for
+// data blocks (block cache) and open tables (table cache).
+//
+// Thread safety: every method is safe to call concurrently.
+// Ownership: Insert() takes ownership of `value`; the deleter runs once the
+// entry is both evicted/erased and no longer referenced by any Handle.
+// Every Handle returned by Insert or Lookup must be given back with
+// Release(). An entry whose handles are held is never freed, so the cache
+// may transiently exceed its capacity by the charge of pinned entries.
+
+#ifndef SIFTDB_UTIL_CACHE_H_
+#define SIFTDB_UTIL_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace siftdb {
+
+class Cache {
+ public:
+  // Opaque reference to an entry.
+  struct Handle {};
+  using Deleter = void (*)(std::string_view key, void* value);
+
+  Cache() = default;
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+  virtual ~Cache() = default;
+
+  // Inserts key -> value, replacing any entry with the same key, and
+  // returns a handle to the new entry.
+  virtual Handle* Insert(std::string_view key, void* value, size_t charge,
+                         Deleter deleter) = 0;
+  // A handle to the entry for key, or nullptr.
+  virtual Handle* Lookup(std::string_view key) = 0;
+  virtual void Release(Handle* handle) = 0;
+  // REQUIRES: handle not yet released.
+  virtual void* Value(Handle* handle) = 0;
+  virtual void Erase(std::string_view key) = 0;
+  // A fresh id; clients sharing one cache prefix their keys with it.
+  virtual uint64_t NewId() = 0;
+  // Drops every entry not currently in use.
+  virtual void Prune() = 0;
+  // Sum of the charges of the entries currently held.
+  virtual size_t TotalCharge() const = 0;
+  virtual size_t Capacity() const = 0;
+};
+
+// A sharded LRU cache holding at most `capacity` bytes of charge.
+std::unique_ptr<Cache> NewLRUCache(size_t capacity);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_UTIL_CACHE_H_
