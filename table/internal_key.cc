@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "util/absl_compat.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -17,9 +18,8 @@ void AppendInternalKey(std::string* dst, std::string_view user_key,
 bool ParseInternalKey(std::string_view internal_key,
                       ParsedInternalKey* result) {
   if (internal_key.size() < kInternalKeyTrailerSize) return false;
-  const uint64_t num =
-      DecodeFixed64(internal_key.data() + internal_key.size() -
-                    kInternalKeyTrailerSize);
+  const uint64_t num = DecodeFixed64(internal_key.data() + internal_key.size() -
+                                     kInternalKeyTrailerSize);
   const uint8_t type = num & 0xff;
   if (type > kTypeValue) return false;
   result->user_key = ExtractUserKey(internal_key);
@@ -32,10 +32,10 @@ std::string InternalKeyDebugString(std::string_view internal_key, bool hex) {
   ParsedInternalKey parsed;
   if (!ParseInternalKey(internal_key, &parsed)) {
     return absl::StrFormat("(bad internal key: %s)",
-                           absl::BytesToHexString(internal_key));
+                           absl::BytesToHexString(AsAbsl(internal_key)));
   }
-  const std::string user = hex ? absl::BytesToHexString(parsed.user_key)
-                               : absl::CHexEscape(parsed.user_key);
+  const std::string user = hex ? absl::BytesToHexString(AsAbsl(parsed.user_key))
+                               : absl::CHexEscape(AsAbsl(parsed.user_key));
   return absl::StrFormat("'%s' @ %d : %s", user, parsed.sequence,
                          parsed.type == kTypeValue ? "put" : "del");
 }

@@ -55,13 +55,11 @@ void AppendInternalKey(std::string* dst, std::string_view user_key,
                        SequenceNumber seq, ValueType type);
 
 // False when `internal_key` is too short or its type byte is unknown.
-bool ParseInternalKey(std::string_view internal_key,
-                      ParsedInternalKey* result);
+bool ParseInternalKey(std::string_view internal_key, ParsedInternalKey* result);
 
 // REQUIRES: internal_key.size() >= kInternalKeyTrailerSize.
 inline std::string_view ExtractUserKey(std::string_view internal_key) {
-  return internal_key.substr(0,
-                             internal_key.size() - kInternalKeyTrailerSize);
+  return internal_key.substr(0, internal_key.size() - kInternalKeyTrailerSize);
 }
 
 // Human-readable form for tools and error messages: 'key' @ seq : type.

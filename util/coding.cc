@@ -49,8 +49,7 @@ int VarintLength(uint64_t value) {
   return len;
 }
 
-const char* GetVarint64Ptr(const char* p, const char* limit,
-                           uint64_t* value) {
+const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value) {
   uint64_t result = 0;
   for (int shift = 0; shift <= 63 && p < limit; shift += 7) {
     const uint64_t byte = static_cast<uint8_t>(*p++);
@@ -64,8 +63,7 @@ const char* GetVarint64Ptr(const char* p, const char* limit,
   return nullptr;
 }
 
-const char* GetVarint32Ptr(const char* p, const char* limit,
-                           uint32_t* value) {
+const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
   uint32_t result = 0;
   for (int shift = 0; shift <= 28 && p < limit; shift += 7) {
     const uint32_t byte = static_cast<uint8_t>(*p++);
@@ -116,8 +114,7 @@ void PutLengthPrefixedSlice(std::string* dst, std::string_view value) {
   dst->append(value.data(), value.size());
 }
 
-bool GetLengthPrefixedSlice(std::string_view* input,
-                            std::string_view* result) {
+bool GetLengthPrefixedSlice(std::string_view* input, std::string_view* result) {
   uint32_t len;
   if (!GetVarint32(input, &len) || input->size() < len) return false;
   *result = input->substr(0, len);

@@ -70,8 +70,7 @@ class DB {
   // absl::IsNotFound(status) when the key is absent.
   virtual absl::Status Get(const ReadOptions& options, std::string_view key,
                            std::string* value) = 0;
-  virtual std::unique_ptr<Iterator> NewIterator(
-      const ReadOptions& options) = 0;
+  virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
 
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;

@@ -110,8 +110,8 @@ class Env {
 
   virtual absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
       const std::string& fname) = 0;
-  virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>>
-  NewRandomAccessFile(const std::string& fname) = 0;
+  virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& fname) = 0;
   // Creates or truncates.
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& fname) = 0;

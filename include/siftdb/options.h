@@ -31,9 +31,9 @@ enum CompressionType : uint8_t {
 };
 
 // Limits enforced on every write; larger input is InvalidArgument.
-inline constexpr size_t kMaxKeySize = size_t{1} << 20;          // 1 MiB
-inline constexpr size_t kMaxValueSize = size_t{64} << 20;       // 64 MiB
-inline constexpr size_t kMaxWriteBatchSize = size_t{1} << 30;   // 1 GiB
+inline constexpr size_t kMaxKeySize = size_t{1} << 20;         // 1 MiB
+inline constexpr size_t kMaxValueSize = size_t{64} << 20;      // 64 MiB
+inline constexpr size_t kMaxWriteBatchSize = size_t{1} << 30;  // 1 GiB
 
 struct Options {
   // Key order; persisted by name. Default: BytewiseComparator().
