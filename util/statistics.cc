@@ -1,0 +1,48 @@
+// Copyright (c) siftdb authors.
+
+#include "util/statistics.h"
+
+#include "absl/strings/str_format.h"
+
+namespace siftdb {
+
+const char* TickerName(Ticker t) {
+  switch (t) {
+    case Ticker::kFilterChecks:
+      return "filter.checks";
+    case Ticker::kFilterNegatives:
+      return "filter.negatives";
+    case Ticker::kFilterPositives:
+      return "filter.positives";
+    case Ticker::kFilterFalsePositives:
+      return "filter.false_positives";
+    case Ticker::kDataBlockReads:
+      return "block.data_reads";
+    case Ticker::kBlockCacheHits:
+      return "block_cache.hits";
+    case Ticker::kBlockCacheMisses:
+      return "block_cache.misses";
+    case Ticker::kBytesRead:
+      return "bytes.read";
+    case Ticker::kBytesWritten:
+      return "bytes.written";
+    case Ticker::kNumTickers:
+      break;
+  }
+  return "unknown";
+}
+
+void Statistics::Reset() {
+  for (auto& c : counters_) c.store(0, std::memory_order_relaxed);
+}
+
+std::string Statistics::ToString() const {
+  std::string out;
+  for (int i = 0; i < static_cast<int>(Ticker::kNumTickers); i++) {
+    const Ticker t = static_cast<Ticker>(i);
+    absl::StrAppendFormat(&out, "%s: %d\n", TickerName(t), Get(t));
+  }
+  return out;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,59 @@
+// Copyright (c) siftdb authors.
+//
+// Statistics: process-wide counters of one DB (reads the filters saved, block
+// cache hits, ...), reported by GetProperty("siftdb.stats") and db_bench.
+//
+// Thread safety: Record() and Get() may be called from any thread without
+// locking; counters are relaxed atomics, so a snapshot of several counters is
+// not taken at one instant.
+
+#ifndef SIFTDB_UTIL_STATISTICS_H_
+#define SIFTDB_UTIL_STATISTICS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace siftdb {
+
+enum class Ticker : int {
+  kFilterChecks = 0,      // filters consulted by point reads
+  kFilterNegatives,       // filter said "no": a data block read saved
+  kFilterPositives,       // filter said "maybe"
+  kFilterFalsePositives,  // said "maybe", key absent from that table
+  kDataBlockReads,        // data blocks read from a file
+  kBlockCacheHits,
+  kBlockCacheMisses,
+  kBytesRead,     // bytes read from table files
+  kBytesWritten,  // bytes written to tables and logs
+  kNumTickers,    // keep last
+};
+
+// Stable names used in output, e.g. "filter.negatives".
+const char* TickerName(Ticker t);
+
+class Statistics {
+ public:
+  Statistics() = default;
+  Statistics(const Statistics&) = delete;
+  Statistics& operator=(const Statistics&) = delete;
+
+  void Record(Ticker t, uint64_t n = 1) {
+    counters_[static_cast<int>(t)].fetch_add(n, std::memory_order_relaxed);
+  }
+  uint64_t Get(Ticker t) const {
+    return counters_[static_cast<int>(t)].load(std::memory_order_relaxed);
+  }
+  void Reset();
+  // One "name: value" line per ticker.
+  std::string ToString() const;
+
+ private:
+  std::array<std::atomic<uint64_t>, static_cast<int>(Ticker::kNumTickers)>
+      counters_{};
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_UTIL_STATISTICS_H_
