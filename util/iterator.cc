@@ -1,0 +1,52 @@
+// Copyright (c) siftdb authors.
+//
+// The non-virtual parts of Iterator, and the empty and error iterators.
+
+#include "siftdb/iterator.h"
+
+#include <utility>
+
+namespace siftdb {
+
+Iterator::~Iterator() {
+  for (auto& fn : cleanups_) fn();
+}
+
+void Iterator::RegisterCleanup(std::function<void()> fn) {
+  cleanups_.push_back(std::move(fn));
+}
+
+namespace {
+
+// Never Valid(); status() is whatever it was built with.
+class EmptyIterator final : public Iterator {
+ public:
+  explicit EmptyIterator(absl::Status status) : status_(std::move(status)) {}
+
+  bool Valid() const override { return false; }
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(std::string_view) override {}
+  // Next, Prev, key and value REQUIRE Valid(), which never holds; they are
+  // harmless no-ops rather than crashes.
+  void Next() override {}
+  void Prev() override {}
+  std::string_view key() const override { return {}; }
+  std::string_view value() const override { return {}; }
+  absl::Status status() const override { return status_; }
+
+ private:
+  const absl::Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<Iterator> NewEmptyIterator() {
+  return std::make_unique<EmptyIterator>(absl::OkStatus());
+}
+
+std::unique_ptr<Iterator> NewErrorIterator(absl::Status status) {
+  return std::make_unique<EmptyIterator>(std::move(status));
+}
+
+}  // namespace siftdb
