@@ -1,0 +1,167 @@
+// Copyright (c) siftdb authors.
+//
+// The FilterPolicy implementations: siftdb.BlockedBloom (default) and
+// siftdb.ClassicBloom. Both hash each key once with XXH3-64 when it is added
+// and lay the hashes out at Finish(); the encodings live in blocked_bloom.cc
+// and classic_bloom.cc.
+
+#include "siftdb/filter_policy.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "filter/blocked_bloom.h"
+#include "filter/bloom_math.h"
+#include "filter/classic_bloom.h"
+#include "filter/filter_format.h"
+#include "filter/filter_hash.h"
+#include "util/absl_compat.h"
+
+namespace siftdb {
+
+namespace {
+
+// Above this, more bits buy nothing the formats can express (k <= 30) and a
+// typo (1000 instead of 10) would make huge filters.
+constexpr double kMaxBitsPerKey = 100;
+
+// bits_per_key as the policies use it: 0 means "build always-may-match
+// (empty) filters"; otherwise in (0, kMaxBitsPerKey].
+double SanitizeBitsPerKey(double bits_per_key) {
+  if (!(bits_per_key > 0)) return 0;  // <= 0 or NaN
+  return bits_per_key > kMaxBitsPerKey ? kMaxBitsPerKey : bits_per_key;
+}
+
+enum class Mode { kBlocked, kClassic };
+
+// Collects one hash per added key; lays them out at Finish().
+class BloomBitsBuilder final : public FilterBitsBuilder {
+ public:
+  BloomBitsBuilder(Mode mode, double bits_per_key, int k)
+      : mode_(mode), bits_per_key_(bits_per_key), k_(k) {}
+
+  void AddKey(std::string_view key) override {
+    ++num_added_;
+    if (bits_per_key_ <= 0) return;  // disabled: the filter will be empty
+    const uint64_t h = FilterKeyHash(key);
+    // Keys usually arrive sorted, so a repeated key is the previous one.
+    if (hashes_.empty() || hashes_.back() != h) hashes_.push_back(h);
+  }
+
+  size_t NumAdded() const override { return num_added_; }
+
+  void Finish(std::string* dst) override {
+    if (bits_per_key_ > 0) {
+      const size_t n = hashes_.size();
+      if (mode_ == Mode::kBlocked) {
+        BuildBlockedBloom(hashes_.data(), n,
+                          BlockedBloomNumBlocks(n, bits_per_key_), k_, dst);
+      } else {
+        BuildClassicBloom(hashes_.data(), n,
+                          ClassicBloomNumBits(n, bits_per_key_), k_, dst);
+      }
+    }
+    hashes_.clear();
+    num_added_ = 0;
+  }
+
+ private:
+  const Mode mode_;
+  const double bits_per_key_;  // 0: disabled
+  const int k_;
+  std::vector<uint64_t> hashes_;
+  size_t num_added_ = 0;
+};
+
+class BlockedBloomPolicy final : public FilterPolicy {
+ public:
+  explicit BlockedBloomPolicy(double bits_per_key)
+      : bits_per_key_(SanitizeBitsPerKey(bits_per_key)),
+        k_(BlockedOptimalK(bits_per_key_)) {}
+
+  const char* Name() const override { return kBlockedBloomPolicyName; }
+  double BitsPerKey() const override { return bits_per_key_; }
+
+  std::unique_ptr<FilterBitsBuilder> NewBuilder() const override {
+    return std::make_unique<BloomBitsBuilder>(Mode::kBlocked, bits_per_key_,
+                                              k_);
+  }
+
+  bool KeyMayMatch(std::string_view key,
+                   std::string_view filter) const override {
+    return HashMayMatch(FilterKeyHash(key), filter);
+  }
+  uint64_t HashKey(std::string_view key) const override {
+    return FilterKeyHash(key);
+  }
+  bool HashMayMatch(uint64_t hash, std::string_view filter) const override {
+    return ParsedBlockedBloom(filter).HashMayMatch(hash);
+  }
+
+ private:
+  const double bits_per_key_;
+  const int k_;
+};
+
+class ClassicBloomPolicy final : public FilterPolicy {
+ public:
+  explicit ClassicBloomPolicy(double bits_per_key)
+      : bits_per_key_(SanitizeBitsPerKey(bits_per_key)),
+        k_(ClassicOptimalK(bits_per_key_)) {}
+
+  const char* Name() const override { return kClassicBloomPolicyName; }
+  double BitsPerKey() const override { return bits_per_key_; }
+
+  std::unique_ptr<FilterBitsBuilder> NewBuilder() const override {
+    return std::make_unique<BloomBitsBuilder>(Mode::kClassic, bits_per_key_,
+                                              k_);
+  }
+
+  bool KeyMayMatch(std::string_view key,
+                   std::string_view filter) const override {
+    return HashMayMatch(FilterKeyHash(key), filter);
+  }
+  uint64_t HashKey(std::string_view key) const override {
+    return FilterKeyHash(key);
+  }
+  bool HashMayMatch(uint64_t hash, std::string_view filter) const override {
+    return ParsedClassicBloom(filter).HashMayMatch(hash);
+  }
+
+ private:
+  const double bits_per_key_;
+  const int k_;
+};
+
+}  // namespace
+
+std::shared_ptr<const FilterPolicy> NewBloomFilterPolicy(double bits_per_key) {
+  return std::make_shared<BlockedBloomPolicy>(bits_per_key);
+}
+
+std::shared_ptr<const FilterPolicy> NewClassicBloomFilterPolicy(
+    double bits_per_key) {
+  return std::make_shared<ClassicBloomPolicy>(bits_per_key);
+}
+
+absl::StatusOr<std::shared_ptr<const FilterPolicy>> FilterPolicyFromName(
+    std::string_view name, double bits_per_key) {
+  if (name == kBlockedBloomPolicyName) {
+    return NewBloomFilterPolicy(bits_per_key);
+  }
+  if (name == kClassicBloomPolicyName) {
+    return NewClassicBloomFilterPolicy(bits_per_key);
+  }
+  return absl::NotFoundError(absl::StrFormat(
+      "unknown filter policy name \"%s\" (known: \"%s\", \"%s\")",
+      absl::CHexEscape(AsAbsl(name)), kBlockedBloomPolicyName,
+      kClassicBloomPolicyName));
+}
+
+}  // namespace siftdb

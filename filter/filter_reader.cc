@@ -1,0 +1,33 @@
+// Copyright (c) siftdb authors.
+
+#include "filter/filter_reader.h"
+
+#include <cstring>
+
+#include "filter/filter_format.h"
+#include "filter/filter_hash.h"
+
+namespace siftdb {
+
+FilterReader::FilterReader(const FilterPolicy* policy, std::string_view filter)
+    : policy_(policy), filter_(filter) {
+  if (policy == nullptr) return;
+  // The "siftdb." names are reserved for filter_policy.cc's policies, whose
+  // HashKey is FilterKeyHash and whose HashMayMatch is exactly these views.
+  if (std::strcmp(policy->Name(), kBlockedBloomPolicyName) == 0) {
+    blocked_ = ParsedBlockedBloom(filter);
+    mode_ = blocked_.valid() ? Mode::kBlocked : Mode::kAlwaysMayMatch;
+  } else if (std::strcmp(policy->Name(), kClassicBloomPolicyName) == 0) {
+    classic_ = ParsedClassicBloom(filter);
+    mode_ = classic_.valid() ? Mode::kClassic : Mode::kAlwaysMayMatch;
+  } else {
+    mode_ = Mode::kPolicy;
+  }
+}
+
+uint64_t FilterReader::HashKey(std::string_view key) const {
+  if (mode_ == Mode::kPolicy) return policy_->HashKey(key);
+  return FilterKeyHash(key);
+}
+
+}  // namespace siftdb

@@ -1,0 +1,69 @@
+// Copyright (c) siftdb authors.
+//
+// FilterReader: decode a serialized filter once, query it many times. The
+// table layer keeps one per open table (next to the 64-byte-aligned filter
+// bytes) instead of calling FilterPolicy::KeyMayMatch, which re-reads the
+// trailer on every query. For siftdb's own policies the reader probes the
+// bits directly (one cache line per blocked query); for any other policy it
+// forwards to the policy.
+//
+// Contract: reader.HashMayMatch(policy->HashKey(k)) ==
+// policy->KeyMayMatch(k, filter) for every key k, so no false negatives.
+//
+// Ownership: the policy and the filter bytes must outlive the reader.
+// Thread safety: immutable after construction; share freely. Copyable (a
+// few words).
+
+#ifndef SIFTDB_FILTER_FILTER_READER_H_
+#define SIFTDB_FILTER_FILTER_READER_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "filter/blocked_bloom.h"
+#include "filter/classic_bloom.h"
+#include "siftdb/filter_policy.h"
+
+namespace siftdb {
+
+class FilterReader {
+ public:
+  // Answers "may match" for everything.
+  FilterReader() = default;
+  // policy == nullptr also gives an always-may-match reader.
+  FilterReader(const FilterPolicy* policy, std::string_view filter);
+
+  // The hash HashMayMatch expects (the policy's HashKey).
+  uint64_t HashKey(std::string_view key) const;
+
+  bool HashMayMatch(uint64_t hash) const {
+    switch (mode_) {
+      case Mode::kBlocked:
+        return blocked_.HashMayMatch(hash);
+      case Mode::kClassic:
+        return classic_.HashMayMatch(hash);
+      case Mode::kPolicy:
+        return policy_->HashMayMatch(hash, filter_);
+      case Mode::kAlwaysMayMatch:
+        break;
+    }
+    return true;
+  }
+
+  bool KeyMayMatch(std::string_view key) const {
+    return HashMayMatch(HashKey(key));
+  }
+
+ private:
+  enum class Mode { kAlwaysMayMatch, kBlocked, kClassic, kPolicy };
+
+  Mode mode_ = Mode::kAlwaysMayMatch;
+  const FilterPolicy* policy_ = nullptr;
+  std::string_view filter_;
+  ParsedBlockedBloom blocked_;
+  ParsedClassicBloom classic_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_FILTER_FILTER_READER_H_
