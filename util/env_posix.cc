@@ -1,0 +1,406 @@
+// Copyright (c) siftdb authors.
+//
+// Env::Default(): the POSIX implementation of include/siftdb/env.h.
+//
+// What callers may rely on:
+// - WritableFile keeps up to 64 KiB in a user-space buffer; Append() of a
+//   piece larger than the buffer goes straight to write(2). After Flush()
+//   returns OK every byte appended so far is in the OS (a process crash
+//   loses nothing flushed); Sync() = Flush() + fdatasync(2). Destroying an
+//   unclosed file flushes and closes it, ignoring errors.
+// - RandomAccessFile::Read uses pread(2) and is safe from many threads.
+// - LockFile uses flock(2) on a file opened O_RDWR|O_CREAT. flock locks
+//   belong to the open file description, so a second LockFile of the same
+//   path fails both in this process and in any other one.
+// - Every descriptor is opened O_CLOEXEC.
+// - Errors: ENOENT -> NotFound, ENOSPC -> ResourceExhausted, anything else
+//   -> Internal, with the message "<call> <path>: <strerror>". A lock held
+//   elsewhere is Unavailable.
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "siftdb/env.h"
+#include "util/posix_error.h"
+
+namespace siftdb {
+namespace {
+
+constexpr size_t kWritableBufferSize = 64 * 1024;
+
+// Retries on EINTR; returns -1 with errno set on other errors.
+ssize_t RetryRead(int fd, char* buf, size_t n) {
+  ssize_t r;
+  do {
+    r = ::read(fd, buf, n);
+  } while (r < 0 && errno == EINTR);
+  return r;
+}
+
+class PosixSequentialFile final : public SequentialFile {
+ public:
+  PosixSequentialFile(std::string fname, int fd)
+      : fname_(std::move(fname)), fd_(fd) {}
+  ~PosixSequentialFile() override { ::close(fd_); }
+
+  absl::Status Read(size_t n, std::string_view* result,
+                    char* scratch) override {
+    // Fill as much of n as the file has: a short result means EOF.
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = RetryRead(fd_, scratch + got, n - got);
+      if (r < 0) {
+        *result = std::string_view(scratch, got);
+        return PosixError("read", fname_, errno);
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    *result = std::string_view(scratch, got);
+    return absl::OkStatus();
+  }
+
+  absl::Status Skip(uint64_t n) override {
+    const off_t cur = ::lseek(fd_, 0, SEEK_CUR);
+    if (cur < 0) return PosixError("lseek", fname_, errno);
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) return PosixError("fstat", fname_, errno);
+    // Stop at the end rather than seeking past it.
+    const uint64_t remaining =
+        st.st_size > cur ? static_cast<uint64_t>(st.st_size - cur) : 0;
+    const off_t target = cur + static_cast<off_t>(std::min(n, remaining));
+    if (::lseek(fd_, target, SEEK_SET) < 0) {
+      return PosixError("lseek", fname_, errno);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string fname_;
+  const int fd_;
+};
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string fname, int fd)
+      : fname_(std::move(fname)), fd_(fd) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                    char* scratch) const override {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd_, scratch + got, n - got,
+                                static_cast<off_t>(offset + got));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *result = std::string_view(scratch, got);
+        return PosixError("pread", fname_, errno);
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    *result = std::string_view(scratch, got);
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::string fname_;
+  const int fd_;
+};
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string fname, int fd)
+      : fname_(std::move(fname)),
+        fd_(fd),
+        buf_(std::make_unique<char[]>(kWritableBufferSize)) {}
+
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) Close().IgnoreError();
+  }
+
+  absl::Status Append(std::string_view data) override {
+    if (fd_ < 0) return ClosedError("append");
+    const size_t fits = std::min(data.size(), kWritableBufferSize - pos_);
+    std::memcpy(buf_.get() + pos_, data.data(), fits);
+    pos_ += fits;
+    data.remove_prefix(fits);
+    if (data.empty()) return absl::OkStatus();
+
+    // The buffer is full and more remains.
+    absl::Status s = FlushBuffer();
+    if (!s.ok()) return s;
+    if (data.size() < kWritableBufferSize) {
+      std::memcpy(buf_.get(), data.data(), data.size());
+      pos_ = data.size();
+      return absl::OkStatus();
+    }
+    return WriteAll(data);
+  }
+
+  absl::Status Flush() override {
+    if (fd_ < 0) return ClosedError("flush");
+    return FlushBuffer();
+  }
+
+  absl::Status Sync() override {
+    if (fd_ < 0) return ClosedError("sync");
+    absl::Status s = FlushBuffer();
+    if (!s.ok()) return s;
+    if (::fdatasync(fd_) != 0) return PosixError("fdatasync", fname_, errno);
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() override {
+    if (fd_ < 0) return absl::OkStatus();
+    absl::Status s = FlushBuffer();
+    if (::close(fd_) != 0 && s.ok()) s = PosixError("close", fname_, errno);
+    fd_ = -1;
+    return s;
+  }
+
+ private:
+  absl::Status ClosedError(const char* op) const {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s %s: file already closed", op, fname_));
+  }
+
+  absl::Status FlushBuffer() {
+    absl::Status s = WriteAll(std::string_view(buf_.get(), pos_));
+    pos_ = 0;  // on error the buffered bytes are dropped, never rewritten
+    return s;
+  }
+
+  absl::Status WriteAll(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t r = ::write(fd_, data.data(), data.size());
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError("write", fname_, errno);
+      }
+      data.remove_prefix(static_cast<size_t>(r));
+    }
+    return absl::OkStatus();
+  }
+
+  const std::string fname_;
+  int fd_;  // -1 once closed
+  std::unique_ptr<char[]> buf_;
+  size_t pos_ = 0;  // bytes of buf_ in use
+};
+
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+
+ private:
+  const int fd_;
+};
+
+// One line per Log() call: "YYYY/MM/DD-HH:MM:SS.uuuuuu <thread> message",
+// written with a single write(2) so a process crash never tears a line
+// that Log() has returned from.
+class PosixLogger final : public Logger {
+ public:
+  PosixLogger(std::string fname, int fd) : fname_(std::move(fname)), fd_(fd) {}
+  ~PosixLogger() override { ::close(fd_); }
+
+  void Log(std::string_view message) override {
+    const std::string stamp = absl::FormatTime(
+        "%Y/%m/%d-%H:%M:%E6S", absl::Now(), absl::LocalTimeZone());
+    std::string line = absl::StrFormat(
+        "%s %x %s", stamp, static_cast<uint64_t>(::pthread_self()), message);
+    if (line.empty() || line.back() != '\n') line.push_back('\n');
+    absl::MutexLock lock(&mu_);
+    std::string_view rest = line;
+    while (!rest.empty()) {
+      const ssize_t r = ::write(fd_, rest.data(), rest.size());
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return;  // nowhere to report a failure to log
+      }
+      rest.remove_prefix(static_cast<size_t>(r));
+    }
+  }
+
+ private:
+  const std::string fname_;
+  absl::Mutex mu_;
+  const int fd_ ABSL_GUARDED_BY(mu_);
+};
+
+class PosixEnv final : public Env {
+ public:
+  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& fname) override {
+    const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", fname, errno);
+    return std::make_unique<PosixSequentialFile>(fname, fd);
+  }
+
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& fname) override {
+    const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", fname, errno);
+    return std::make_unique<PosixRandomAccessFile>(fname, fd);
+  }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& fname) override {
+    const int fd =
+        ::open(fname.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError("open", fname, errno);
+    return std::make_unique<PosixWritableFile>(fname, fd);
+  }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
+      const std::string& fname) override {
+    const int fd =
+        ::open(fname.c_str(), O_APPEND | O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError("open", fname, errno);
+    return std::make_unique<PosixWritableFile>(fname, fd);
+  }
+
+  bool FileExists(const std::string& fname) override {
+    return ::access(fname.c_str(), F_OK) == 0;
+  }
+
+  absl::StatusOr<std::vector<std::string>> GetChildren(
+      const std::string& dir) override {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return PosixError("opendir", dir, errno);
+    std::vector<std::string> result;
+    errno = 0;
+    while (struct dirent* entry = ::readdir(d)) {
+      const std::string_view name = entry->d_name;
+      if (name != "." && name != "..") result.emplace_back(name);
+      errno = 0;
+    }
+    const int err = errno;
+    ::closedir(d);
+    if (err != 0) return PosixError("readdir", dir, err);
+    return result;
+  }
+
+  absl::Status RemoveFile(const std::string& fname) override {
+    if (::unlink(fname.c_str()) != 0) return PosixError("unlink", fname, errno);
+    return absl::OkStatus();
+  }
+
+  absl::Status CreateDir(const std::string& dirname) override {
+    if (::mkdir(dirname.c_str(), 0755) != 0) {
+      if (errno == EEXIST && IsDirectory(dirname)) return absl::OkStatus();
+      return PosixError("mkdir", dirname, errno);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RemoveDir(const std::string& dirname) override {
+    if (::rmdir(dirname.c_str()) != 0) {
+      return PosixError("rmdir", dirname, errno);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<uint64_t> GetFileSize(const std::string& fname) override {
+    struct stat st;
+    if (::stat(fname.c_str(), &st) != 0) {
+      return PosixError("stat", fname, errno);
+    }
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  absl::Status RenameFile(const std::string& src,
+                          const std::string& target) override {
+    if (::rename(src.c_str(), target.c_str()) != 0) {
+      return PosixError("rename", absl::StrFormat("%s -> %s", src, target),
+                        errno);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SyncDir(const std::string& dirname) override {
+    const int fd = ::open(dirname.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return PosixError("open", dirname, errno);
+    absl::Status s;
+    if (::fsync(fd) != 0) s = PosixError("fsync", dirname, errno);
+    ::close(fd);
+    return s;
+  }
+
+  bool IsDirectory(const std::string& path) override {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string& fname) override {
+    const int fd = ::open(fname.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError("open", fname, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK) {
+        return absl::UnavailableError(absl::StrFormat(
+            "lock %s: already held by another process (is the DB open "
+            "elsewhere?)",
+            fname));
+      }
+      return PosixError("lock", fname, err);
+    }
+    return std::make_unique<PosixFileLock>(fd);
+  }
+
+  absl::StatusOr<std::unique_ptr<Logger>> NewLogger(
+      const std::string& fname) override {
+    const int fd =
+        ::open(fname.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError("open", fname, errno);
+    return std::make_unique<PosixLogger>(fname, fd);
+  }
+
+  uint64_t NowMicros() override {
+    struct timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000u +
+           static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+  }
+
+  void SleepForMicroseconds(int64_t micros) override {
+    if (micros > 0) absl::SleepFor(absl::Microseconds(micros));
+  }
+};
+
+}  // namespace
+
+Env* Env::Default() {
+  static Env* const env = new PosixEnv();
+  return env;
+}
+
+}  // namespace siftdb
