@@ -1,0 +1,66 @@
+// Copyright (c) siftdb authors.
+//
+// Block: one decoded (uncompressed) block in memory and iterators over it.
+// The layout is the one BlockBuilder writes (see table/block_builder.h).
+//
+// Safety: Block::Create() checks the restart array (count, every offset
+// inside the entry region, strictly increasing, first at 0); the iterators
+// check every entry they decode against the bytes of the block. Malformed
+// bytes produce DataLoss naming the file and the block offset — never an
+// out-of-bounds read.
+//
+// Thread safety: a Block is immutable and may be read by many threads; each
+// iterator is used by one thread at a time.
+// Lifetime: an iterator borrows the Block, the comparator and the file name
+// it was created with; they must outlive it.
+
+#ifndef SIFTDB_TABLE_BLOCK_H_
+#define SIFTDB_TABLE_BLOCK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "siftdb/comparator.h"
+#include "siftdb/iterator.h"
+#include "table/format.h"
+
+namespace siftdb {
+
+class Block {
+ public:
+  // Takes `contents`, read from `file_name` at `offset` (both used in error
+  // messages only). DataLoss when the restart array is malformed.
+  static absl::StatusOr<std::unique_ptr<Block>> Create(
+      BlockContents contents, uint64_t offset, std::string_view file_name);
+
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+
+  // Bytes of the block (entries, restart array and count).
+  size_t size() const { return contents_.size; }
+  uint64_t offset() const { return offset_; }
+  uint32_t num_restarts() const { return num_restarts_; }
+  std::string_view data() const { return contents_.data(); }
+
+  // An iterator over the entries, ordered by `comparator` (which must be the
+  // order they were added in). `file_name` names the file in error messages
+  // and must outlive the iterator, as must this block.
+  std::unique_ptr<Iterator> NewIterator(const Comparator* comparator,
+                                        std::string_view file_name) const;
+
+ private:
+  Block(BlockContents contents, uint64_t offset, uint32_t restart_offset,
+        uint32_t num_restarts);
+
+  BlockContents contents_;
+  const uint64_t offset_;
+  const uint32_t restart_offset_;  // where the restart array begins
+  const uint32_t num_restarts_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_TABLE_BLOCK_H_

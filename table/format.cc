@@ -1,0 +1,176 @@
+// Copyright (c) siftdb authors.
+
+#include "table/format.h"
+
+#include <snappy.h>
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace siftdb {
+
+void BlockHandle::EncodeTo(std::string* dst) const {
+  PutVarint64(dst, offset_);
+  PutVarint64(dst, size_);
+}
+
+bool BlockHandle::DecodeFrom(std::string_view* input) {
+  return GetVarint64(input, &offset_) && GetVarint64(input, &size_);
+}
+
+void Footer::EncodeTo(std::string* dst) const {
+  const size_t start = dst->size();
+  metaindex_handle.EncodeTo(dst);
+  index_handle.EncodeTo(dst);
+  dst->resize(start + 2 * BlockHandle::kMaxEncodedLength, '\0');  // padding
+  PutFixed32(dst, format_version);
+  PutFixed64(dst, kTableMagicNumber);
+}
+
+absl::Status Footer::DecodeFrom(std::string_view input,
+                                std::string_view context) {
+  if (input.size() != kEncodedLength) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: footer is %d bytes, expected %d", context,
+                        input.size(), kEncodedLength));
+  }
+  const char* magic_ptr = input.data() + kEncodedLength - 8;
+  const uint64_t magic = DecodeFixed64(magic_ptr);
+  if (magic != kTableMagicNumber) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: not a siftdb table (bad magic number 0x%016x)", context, magic));
+  }
+  format_version = DecodeFixed32(magic_ptr - 4);
+  if (format_version != kTableFormatVersion) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: unsupported table format version %d (this reader knows %d)",
+        context, format_version, kTableFormatVersion));
+  }
+  std::string_view handles =
+      input.substr(0, 2 * BlockHandle::kMaxEncodedLength);
+  if (!metaindex_handle.DecodeFrom(&handles) ||
+      !index_handle.DecodeFrom(&handles)) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: footer has a malformed block handle", context));
+  }
+  return absl::OkStatus();
+}
+
+uint32_t BlockChecksum(std::string_view block, uint8_t type) {
+  uint32_t crc = crc32c::Value(block.data(), block.size());
+  const char t = static_cast<char>(type);
+  crc = crc32c::Extend(crc, &t, 1);
+  return crc32c::Mask(crc);
+}
+
+void AppendBlockTrailer(std::string* dst, std::string_view block,
+                        uint8_t type) {
+  dst->push_back(static_cast<char>(type));
+  PutFixed32(dst, BlockChecksum(block, type));
+}
+
+std::string CompressionTypeName(uint8_t type) {
+  switch (type) {
+    case kNoCompression:
+      return "none";
+    case kSnappyCompression:
+      return "snappy";
+    default:
+      return absl::StrFormat("unknown(%d)", type);
+  }
+}
+
+absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
+                                              uint8_t type,
+                                              std::string_view context) {
+  BlockContents out;
+  out.stored_type = static_cast<CompressionType>(type);
+  switch (type) {
+    case kNoCompression:
+      out.owned = std::make_unique<char[]>(stored.size());
+      if (!stored.empty()) {
+        std::memcpy(out.owned.get(), stored.data(), stored.size());
+      }
+      out.size = stored.size();
+      return out;
+    case kSnappyCompression: {
+      size_t ulength = 0;
+      if (!snappy::GetUncompressedLength(stored.data(), stored.size(),
+                                         &ulength)) {
+        return absl::DataLossError(absl::StrFormat(
+            "%s: corrupt snappy block (bad length header)", context));
+      }
+      // A snappy element of n bytes expands to at most 64 / 3 * n bytes, so
+      // a larger claimed length is corrupt; checking it first keeps a bad
+      // header from making us allocate gigabytes.
+      if (ulength / 32 > stored.size()) {
+        return absl::DataLossError(absl::StrFormat(
+            "%s: corrupt snappy block (claims %d bytes from %d)", context,
+            ulength, stored.size()));
+      }
+      out.owned = std::make_unique<char[]>(ulength);
+      if (!snappy::RawUncompress(stored.data(), stored.size(),
+                                 out.owned.get())) {
+        return absl::DataLossError(
+            absl::StrFormat("%s: corrupt snappy block", context));
+      }
+      out.size = ulength;
+      return out;
+    }
+    default:
+      return absl::DataLossError(
+          absl::StrFormat("%s: unknown compression type %d", context, type));
+  }
+}
+
+absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
+                                        const ReadBlockOptions& options,
+                                        const BlockHandle& handle) {
+  const std::string context = absl::StrFormat(
+      "%s: block at offset %d", options.file_name, handle.offset());
+  const uint64_t limit = options.limit;
+  if (handle.offset() > limit || handle.size() > limit - handle.offset() ||
+      kBlockTrailerSize > limit - handle.offset() - handle.size()) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: block of %d bytes extends past the end of its region (%d)",
+        context, handle.size(), limit));
+  }
+  const size_t n = static_cast<size_t>(handle.size());
+  const size_t total = n + kBlockTrailerSize;
+  auto buf = std::make_unique<char[]>(total);
+  std::string_view got;
+  absl::Status s = file.Read(handle.offset(), total, &got, buf.get());
+  if (options.statistics != nullptr) {
+    options.statistics->Record(Ticker::kBytesRead, got.size());
+  }
+  if (!s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrFormat("%s: %s", context, s.message()));
+  }
+  if (got.size() != total) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: truncated read (%d of %d bytes)", context, got.size(), total));
+  }
+  if (got.data() != buf.get()) std::memcpy(buf.get(), got.data(), total);
+  const uint8_t type = static_cast<uint8_t>(buf[n]);
+  if (options.verify_checksum) {
+    const uint32_t stored = DecodeFixed32(buf.get() + n + 1);
+    if (BlockChecksum(std::string_view(buf.get(), n), type) != stored) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: checksum mismatch", context));
+    }
+  }
+  if (type == kNoCompression) {
+    BlockContents out;
+    out.owned = std::move(buf);  // the trailer bytes stay allocated, unused
+    out.size = n;
+    out.stored_type = kNoCompression;
+    return out;
+  }
+  return UncompressBlock(std::string_view(buf.get(), n), type, context);
+}
+
+}  // namespace siftdb

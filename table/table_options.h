@@ -1,0 +1,56 @@
+// Copyright (c) siftdb authors.
+//
+// TableOptions: everything the table layer needs to write or read one
+// table. A plain struct; copy it freely.
+//
+// Ownership: user_comparator, block_cache and statistics are NOT owned and
+// must outlive every TableBuilder and Table built with these options.
+// filter_policy is shared.
+
+#ifndef SIFTDB_TABLE_TABLE_OPTIONS_H_
+#define SIFTDB_TABLE_TABLE_OPTIONS_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "siftdb/comparator.h"
+#include "siftdb/filter_policy.h"
+#include "siftdb/options.h"
+#include "util/cache.h"
+#include "util/statistics.h"
+
+namespace siftdb {
+
+struct TableOptions {
+  // Order of the user keys inside the internal keys. null:
+  // BytewiseComparator().
+  const Comparator* user_comparator = nullptr;
+  // Approximate uncompressed size of a data block: a block is cut once its
+  // estimated size reaches this many bytes.
+  size_t block_size = 4096;
+  // Keys between restart points in a data block. Values < 1 act as 1.
+  int block_restart_interval = 16;
+  // Compression tried on data and index blocks (kept only when it saves at
+  // least 12.5%).
+  CompressionType compression = kSnappyCompression;
+  // Builds the whole-table filter over user keys. null: tables have no
+  // filter. When reading, a table's filter is interpreted by this policy
+  // when the names match, otherwise by FilterPolicyFromName().
+  std::shared_ptr<const FilterPolicy> filter_policy;
+  // Cache of uncompressed data blocks. null: no caching.
+  Cache* block_cache = nullptr;
+  // Where counters are recorded. May be null.
+  Statistics* statistics = nullptr;
+  // Verify the CRC of every block read, whatever ReadOptions says.
+  bool paranoid_checks = false;
+};
+
+// The user comparator of `options`, defaulted.
+inline const Comparator* UserComparatorOf(const TableOptions& options) {
+  return options.user_comparator != nullptr ? options.user_comparator
+                                            : BytewiseComparator();
+}
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_TABLE_TABLE_OPTIONS_H_

@@ -1,0 +1,166 @@
+// Copyright (c) siftdb authors.
+//
+// Helpers for the table tests: in-memory files, a sorted-vector iterator,
+// internal-key construction and one-call table building/opening.
+// Not thread-safe unless stated.
+
+#ifndef SIFTDB_TESTS_TABLE_TABLE_TEST_UTIL_H_
+#define SIFTDB_TESTS_TABLE_TABLE_TEST_UTIL_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "siftdb/comparator.h"
+#include "siftdb/env.h"
+#include "siftdb/iterator.h"
+#include "table/internal_key.h"
+#include "table/table.h"
+#include "table/table_builder.h"
+#include "table/table_options.h"
+
+namespace siftdb::test {
+
+// A WritableFile appending to a string.
+class StringSink final : public WritableFile {
+ public:
+  absl::Status Append(std::string_view data) override {
+    contents_.append(data.data(), data.size());
+    return absl::OkStatus();
+  }
+  absl::Status Flush() override { return absl::OkStatus(); }
+  absl::Status Sync() override { return absl::OkStatus(); }
+  absl::Status Close() override { return absl::OkStatus(); }
+  const std::string& contents() const { return contents_; }
+
+ private:
+  std::string contents_;
+};
+
+// A RandomAccessFile over a private copy of some bytes; counts reads
+// (thread-safe).
+class StringSource final : public RandomAccessFile {
+ public:
+  explicit StringSource(std::string contents)
+      : contents_(std::move(contents)) {}
+  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                    char* scratch) const override {
+    reads_.fetch_add(1, std::memory_order_relaxed);
+    if (offset > contents_.size()) {
+      *result = {};
+      return absl::OkStatus();
+    }
+    n = std::min<uint64_t>(n, contents_.size() - offset);
+    std::memcpy(scratch, contents_.data() + offset, n);
+    *result = std::string_view(scratch, n);
+    return absl::OkStatus();
+  }
+  uint64_t reads() const { return reads_.load(); }
+
+ private:
+  const std::string contents_;
+  mutable std::atomic<uint64_t> reads_{0};
+};
+
+inline std::string IKey(std::string_view user_key, SequenceNumber seq,
+                        ValueType type = kTypeValue) {
+  std::string k;
+  AppendInternalKey(&k, user_key, seq, type);
+  return k;
+}
+
+// Internal keys with their values, in InternalKeyComparator order.
+using KVList = std::vector<std::pair<std::string, std::string>>;
+
+// Builds a table from `entries` (already sorted); the file bytes.
+inline absl::StatusOr<std::string> BuildTable(
+    const TableOptions& options, const KVList& entries,
+    TableProperties* props = nullptr) {
+  StringSink sink;
+  TableBuilder builder(options, &sink);
+  for (const auto& [k, v] : entries) builder.Add(k, v);
+  absl::Status s = builder.Finish();
+  if (!s.ok()) return s;
+  if (builder.FileSize() != sink.contents().size()) {
+    return absl::InternalError("FileSize() disagrees with the bytes written");
+  }
+  if (props != nullptr) *props = builder.properties();
+  return sink.contents();
+}
+
+inline absl::StatusOr<std::unique_ptr<Table>> OpenTable(
+    const TableOptions& options, const std::string& contents,
+    std::string name = "000001.sst") {
+  return Table::Open(options, std::move(name),
+                     std::make_unique<StringSource>(contents), contents.size());
+}
+
+// An iterator over a sorted vector of pairs, ordered by `cmp`.
+class VectorIterator final : public Iterator {
+ public:
+  VectorIterator(const Comparator* cmp, KVList entries)
+      : cmp_(cmp), entries_(std::move(entries)), pos_(entries_.size()) {}
+  bool Valid() const override { return pos_ < entries_.size(); }
+  void SeekToFirst() override { pos_ = 0; }
+  void SeekToLast() override {
+    pos_ = entries_.empty() ? entries_.size() : entries_.size() - 1;
+  }
+  void Seek(std::string_view target) override {
+    pos_ = 0;
+    while (pos_ < entries_.size() &&
+           cmp_->Compare(entries_[pos_].first, target) < 0) {
+      pos_++;
+    }
+  }
+  void Next() override { pos_++; }
+  void Prev() override { pos_ = pos_ == 0 ? entries_.size() : pos_ - 1; }
+  std::string_view key() const override { return entries_[pos_].first; }
+  std::string_view value() const override { return entries_[pos_].second; }
+  absl::Status status() const override { return absl::OkStatus(); }
+
+ private:
+  const Comparator* cmp_;
+  const KVList entries_;
+  size_t pos_;
+};
+
+// Deterministic pseudo-random bytes (xorshift), for values of a given
+// compressibility.
+class TestRandom {
+ public:
+  explicit TestRandom(uint64_t seed) : x_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t Next() {
+    x_ ^= x_ << 13;
+    x_ ^= x_ >> 7;
+    x_ ^= x_ << 17;
+    return x_;
+  }
+  uint64_t Uniform(uint64_t n) { return n == 0 ? 0 : Next() % n; }
+  bool OneIn(uint64_t n) { return Uniform(n) == 0; }
+  std::string Bytes(size_t n) {
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(Next());
+    return s;
+  }
+  // Bytes that snappy compresses well (a few distinct letters in runs).
+  std::string Compressible(size_t n) {
+    std::string s;
+    while (s.size() < n) s.append(1 + Uniform(20), 'a' + Uniform(4));
+    s.resize(n);
+    return s;
+  }
+
+ private:
+  uint64_t x_;
+};
+
+}  // namespace siftdb::test
+
+#endif  // SIFTDB_TESTS_TABLE_TABLE_TEST_UTIL_H_
