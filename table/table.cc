@@ -1,0 +1,341 @@
+// Copyright (c) siftdb authors.
+
+#include "table/table.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "table/two_level_iterator.h"
+#include "util/coding.h"
+
+namespace siftdb {
+namespace {
+
+void DeleteCachedBlock(std::string_view /*key*/, void* value) {
+  delete static_cast<Block*>(value);
+}
+
+void Record(Statistics* stats, Ticker t, uint64_t n = 1) {
+  if (stats != nullptr) stats->Record(t, n);
+}
+
+}  // namespace
+
+Table::Table(const TableOptions& options, std::string file_name,
+             std::unique_ptr<RandomAccessFile> file, uint64_t file_size)
+    : options_(options),
+      comparator_(UserComparatorOf(options)),
+      file_name_(std::move(file_name)),
+      file_(std::move(file)),
+      file_size_(file_size) {}
+
+Table::~Table() = default;
+
+absl::StatusOr<BlockContents> Table::ReadMetaBlock(
+    const BlockHandle& handle) const {
+  ReadBlockOptions ro;
+  ro.verify_checksum = true;  // meta blocks are always verified
+  ro.statistics = options_.statistics;
+  ro.file_name = file_name_;
+  ro.limit = file_size_ - kFooterSize;
+  return ReadBlock(*file_, ro, handle);
+}
+
+absl::StatusOr<std::unique_ptr<Table>> Table::Open(
+    const TableOptions& options, std::string file_name,
+    std::unique_ptr<RandomAccessFile> file, uint64_t file_size) {
+  if (file == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: Table::Open without a file", file_name));
+  }
+  if (file_size < kFooterSize) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: file of %d bytes is too short to be a table (footer is %d)",
+        file_name, file_size, kFooterSize));
+  }
+  std::unique_ptr<Table> table(
+      new Table(options, std::move(file_name), std::move(file), file_size));
+  const std::string& name = table->file_name_;
+
+  // Footer.
+  char footer_space[kFooterSize];
+  std::string_view footer_input;
+  const uint64_t footer_offset = file_size - kFooterSize;
+  absl::Status s = table->file_->Read(footer_offset, kFooterSize, &footer_input,
+                                      footer_space);
+  Record(options.statistics, Ticker::kBytesRead, footer_input.size());
+  if (!s.ok()) return s;
+  if (footer_input.size() != kFooterSize) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: footer at offset %d: truncated read (%d of %d bytes)", name,
+        footer_offset, footer_input.size(), kFooterSize));
+  }
+  s = table->footer_.DecodeFrom(
+      footer_input,
+      absl::StrFormat("%s: footer at offset %d", name, footer_offset));
+  if (!s.ok()) return s;
+
+  // Metaindex: "filter.<name>" and "properties" -> handles.
+  auto metaindex_contents =
+      table->ReadMetaBlock(table->footer_.metaindex_handle);
+  if (!metaindex_contents.ok()) return metaindex_contents.status();
+  auto metaindex =
+      Block::Create(std::move(*metaindex_contents),
+                    table->footer_.metaindex_handle.offset(), name);
+  if (!metaindex.ok()) return metaindex.status();
+  BlockHandle props_handle, filter_handle;
+  bool have_props = false, have_filter = false;
+  std::string filter_name;
+  {
+    auto it = (*metaindex)->NewIterator(BytewiseComparator(), name);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string_view key = it->key();
+      std::string_view value = it->value();
+      BlockHandle handle;
+      const bool is_props = key == kPropertiesMetaKey;
+      const bool is_filter = key.size() > std::strlen(kFilterMetaPrefix) &&
+                             key.starts_with(kFilterMetaPrefix);
+      if (!is_props && !is_filter) continue;  // a meta block we do not know
+      if (!handle.DecodeFrom(&value)) {
+        return absl::DataLossError(absl::StrFormat(
+            "%s: metaindex block at offset %d: bad handle for %s", name,
+            table->footer_.metaindex_handle.offset(), key));
+      }
+      if (is_props) {
+        props_handle = handle;
+        have_props = true;
+      } else if (!have_filter) {
+        filter_handle = handle;
+        have_filter = true;
+        filter_name = key.substr(std::strlen(kFilterMetaPrefix));
+      }
+    }
+    if (!it->status().ok()) return it->status();
+  }
+  if (!have_props) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: metaindex block at offset %d has no properties entry", name,
+        table->footer_.metaindex_handle.offset()));
+  }
+
+  // Properties.
+  {
+    auto contents = table->ReadMetaBlock(props_handle);
+    if (!contents.ok()) return contents.status();
+    auto block =
+        Block::Create(std::move(*contents), props_handle.offset(), name);
+    if (!block.ok()) return block.status();
+    auto it = (*block)->NewIterator(BytewiseComparator(), name);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      s = DecodeTableProperty(it->key(), it->value(), &table->props_);
+      if (!s.ok()) {
+        return absl::DataLossError(
+            absl::StrFormat("%s: properties block at offset %d: %s", name,
+                            props_handle.offset(), s.message()));
+      }
+    }
+    if (!it->status().ok()) return it->status();
+  }
+
+  // Index.
+  {
+    auto contents = table->ReadMetaBlock(table->footer_.index_handle);
+    if (!contents.ok()) return contents.status();
+    auto block = Block::Create(std::move(*contents),
+                               table->footer_.index_handle.offset(), name);
+    if (!block.ok()) return block.status();
+    table->index_block_ = std::move(*block);
+  }
+
+  // Data blocks end where the first meta block begins.
+  uint64_t data_end = std::min({table->footer_.index_handle.offset(),
+                                table->footer_.metaindex_handle.offset(),
+                                props_handle.offset()});
+  if (have_filter) data_end = std::min(data_end, filter_handle.offset());
+  table->data_end_ = data_end;
+
+  if (have_filter) {
+    s = table->LoadFilter(filter_name, filter_handle);
+    if (!s.ok()) return s;
+  }
+
+  if (options.block_cache != nullptr) {
+    table->cache_id_ = options.block_cache->NewId();
+  }
+  return table;
+}
+
+absl::Status Table::LoadFilter(std::string_view name,
+                               const BlockHandle& handle) {
+  auto contents = ReadMetaBlock(handle);
+  if (!contents.ok()) return contents.status();
+  if (contents->stored_type != kNoCompression) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: filter block at offset %d: stored with compression type %d "
+        "(filters are stored raw)",
+        file_name_, handle.offset(), static_cast<int>(contents->stored_type)));
+  }
+  filter_size_ = contents->size;
+  if (filter_size_ > 0) {
+    // Rounded up to whole cache lines so every 64-byte probe stays inside.
+    const size_t alloc = (filter_size_ + 63) / 64 * 64;
+    filter_.reset(
+        static_cast<char*>(::operator new[](alloc, std::align_val_t{64})));
+    std::memcpy(filter_.get(), contents->owned.get(), filter_size_);
+    std::memset(filter_.get() + filter_size_, 0, alloc - filter_size_);
+  }
+  filter_policy_name_.assign(name.data(), name.size());
+
+  if (options_.filter_policy != nullptr &&
+      name == options_.filter_policy->Name()) {
+    filter_policy_ = options_.filter_policy;
+    hash_compatible_ = true;
+  } else {
+    // Readers of filters do not depend on bits per key (the filter bytes
+    // describe themselves); pass a valid value when the property is absent.
+    const double bits =
+        props_.filter_bits_per_key > 0 ? props_.filter_bits_per_key : 10.0;
+    auto policy = FilterPolicyFromName(name, bits);
+    // An unknown policy leaves filter_policy_ null: every probe is "maybe".
+    if (policy.ok()) filter_policy_ = std::move(*policy);
+  }
+  filter_reader_ = FilterReader(filter_policy_.get(), filter_data());
+  return absl::OkStatus();
+}
+
+std::unique_ptr<Iterator> Table::NewIndexIterator() const {
+  return index_block_->NewIterator(&comparator_, file_name_);
+}
+
+std::unique_ptr<Iterator> Table::NewDataBlockIterator(
+    const ReadOptions& options, std::string_view index_value) const {
+  BlockHandle handle;
+  std::string_view input = index_value;
+  if (!handle.DecodeFrom(&input)) {
+    return NewErrorIterator(absl::DataLossError(
+        absl::StrFormat("%s: index block at offset %d: malformed block handle",
+                        file_name_, footer_.index_handle.offset())));
+  }
+
+  Cache* const cache = options_.block_cache;
+  char cache_key[16];
+  if (cache != nullptr) {
+    EncodeFixed64(cache_key, cache_id_);
+    EncodeFixed64(cache_key + 8, handle.offset());
+    Cache::Handle* cache_handle =
+        cache->Lookup(std::string_view(cache_key, sizeof(cache_key)));
+    if (cache_handle != nullptr) {
+      Record(options_.statistics, Ticker::kBlockCacheHits);
+      const Block* block =
+          static_cast<const Block*>(cache->Value(cache_handle));
+      auto iter = block->NewIterator(&comparator_, file_name_);
+      iter->RegisterCleanup(
+          [cache, cache_handle] { cache->Release(cache_handle); });
+      return iter;
+    }
+    Record(options_.statistics, Ticker::kBlockCacheMisses);
+  }
+
+  ReadBlockOptions ro;
+  ro.verify_checksum = options.verify_checksums || options_.paranoid_checks;
+  ro.statistics = options_.statistics;
+  ro.file_name = file_name_;
+  ro.limit = data_end_;
+  auto contents = ReadBlock(*file_, ro, handle);
+  Record(options_.statistics, Ticker::kDataBlockReads);
+  if (!contents.ok()) return NewErrorIterator(contents.status());
+  auto block = Block::Create(std::move(*contents), handle.offset(), file_name_);
+  if (!block.ok()) return NewErrorIterator(block.status());
+
+  if (cache != nullptr && options.fill_cache) {
+    const size_t charge = (*block)->size();
+    Cache::Handle* cache_handle =
+        cache->Insert(std::string_view(cache_key, sizeof(cache_key)),
+                      block->release(), charge, &DeleteCachedBlock);
+    const Block* cached = static_cast<const Block*>(cache->Value(cache_handle));
+    auto iter = cached->NewIterator(&comparator_, file_name_);
+    iter->RegisterCleanup(
+        [cache, cache_handle] { cache->Release(cache_handle); });
+    return iter;
+  }
+  Block* owned = block->release();
+  auto iter = owned->NewIterator(&comparator_, file_name_);
+  iter->RegisterCleanup([owned] { delete owned; });
+  return iter;
+}
+
+std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
+  return NewTwoLevelIterator(
+      NewIndexIterator(), [this, options](std::string_view index_value) {
+        return NewDataBlockIterator(options, index_value);
+      });
+}
+
+bool Table::UserKeyMayMatch(std::string_view user_key,
+                            const uint64_t* user_key_hash) const {
+  if (filter_policy_name_.empty() || filter_policy_ == nullptr) return true;
+  if (user_key_hash != nullptr && hash_compatible_) {
+    return filter_reader_.HashMayMatch(*user_key_hash);
+  }
+  return filter_reader_.KeyMayMatch(user_key);
+}
+
+absl::Status Table::InternalGet(
+    const ReadOptions& options, std::string_view internal_key,
+    const uint64_t* user_key_hash,
+    absl::FunctionRef<void(std::string_view, std::string_view)> found) const {
+  if (internal_key.size() < kInternalKeyTrailerSize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: InternalGet with a %d-byte key (not an internal key)", file_name_,
+        internal_key.size()));
+  }
+  const std::string_view user_key = ExtractUserKey(internal_key);
+  const bool filtered = !filter_policy_name_.empty();
+  if (filtered) {
+    Record(options_.statistics, Ticker::kFilterChecks);
+    if (!UserKeyMayMatch(user_key, user_key_hash)) {
+      Record(options_.statistics, Ticker::kFilterNegatives);
+      return absl::OkStatus();
+    }
+    Record(options_.statistics, Ticker::kFilterPositives);
+  }
+
+  bool same_user_key = false;
+  auto index_iter = NewIndexIterator();
+  index_iter->Seek(internal_key);
+  if (index_iter->Valid()) {
+    auto block_iter = NewDataBlockIterator(options, index_iter->value());
+    block_iter->Seek(internal_key);
+    if (block_iter->Valid()) {
+      const std::string_view key = block_iter->key();
+      same_user_key = key.size() >= kInternalKeyTrailerSize &&
+                      comparator_.user_comparator()->Compare(
+                          ExtractUserKey(key), user_key) == 0;
+      found(key, block_iter->value());
+    } else if (!block_iter->status().ok()) {
+      return block_iter->status();
+    }
+  } else if (!index_iter->status().ok()) {
+    return index_iter->status();
+  }
+  if (filtered && !same_user_key) {
+    Record(options_.statistics, Ticker::kFilterFalsePositives);
+  }
+  return absl::OkStatus();
+}
+
+uint64_t Table::ApproximateOffsetOf(std::string_view internal_key) const {
+  auto index_iter = NewIndexIterator();
+  index_iter->Seek(internal_key);
+  if (index_iter->Valid()) {
+    BlockHandle handle;
+    std::string_view input = index_iter->value();
+    if (handle.DecodeFrom(&input)) return handle.offset();
+  }
+  // Past the last key (or an unreadable index entry): the end of the data.
+  return data_end_;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,147 @@
+// Copyright (c) siftdb authors.
+//
+// Table: an open, immutable table file (format in docs/table_format.md).
+// Open() reads and verifies (CRC always) the footer, metaindex, properties,
+// index and filter blocks and keeps the index block and the filter in
+// memory; data blocks are read on demand, through the block cache when
+// TableOptions::block_cache is set.
+//
+// Thread safety: every method is const and safe to call from many threads.
+// Ownership: the Table owns its file. Iterators borrow the Table: destroy
+// them before it. TableOptions pointers (comparator, cache, statistics) must
+// outlive it.
+// Errors: damage anywhere (bad magic, truncation, CRC mismatch, malformed
+// block, varint or restart array) is absl::DataLossError whose message
+// starts with the file name and names the offset, e.g.
+// "000012.sst: block at offset 4096: checksum mismatch". Data-block CRCs
+// are checked when ReadOptions::verify_checksums or
+// TableOptions::paranoid_checks is set.
+
+#ifndef SIFTDB_TABLE_TABLE_H_
+#define SIFTDB_TABLE_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "filter/filter_reader.h"
+#include "siftdb/env.h"
+#include "siftdb/iterator.h"
+#include "siftdb/options.h"
+#include "table/block.h"
+#include "table/format.h"
+#include "table/internal_key.h"
+#include "table/table_options.h"
+#include "table/table_properties.h"
+
+namespace siftdb {
+
+class Table {
+ public:
+  // Opens the table in `file` (file_size bytes long). file_name is used in
+  // every error message.
+  static absl::StatusOr<std::unique_ptr<Table>> Open(
+      const TableOptions& options, std::string file_name,
+      std::unique_ptr<RandomAccessFile> file, uint64_t file_size);
+
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+  ~Table();
+
+  // An iterator over the table's internal keys (InternalKeyComparator
+  // order). Errors are fail-stop (see table/two_level_iterator.h).
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) const;
+
+  // Point lookup. It
+  // checks the filter on the user key of internal_key first (with
+  // *user_key_hash when non-null and the table's filter was built by a
+  // policy of the same Name() as TableOptions::filter_policy, whose HashKey
+  // computed it). When the filter says no: returns OK without reading a data
+  // block or calling `found`, counting kFilterNegatives. Otherwise reads the
+  // one data block that may hold the key and calls found(key, value) for its
+  // first entry >= internal_key, if any (an entry in a later block never
+  // has the same user key). Counts kFilterFalsePositives when the filter
+  // said maybe but no entry with that user key exists.
+  absl::Status InternalGet(
+      const ReadOptions& options, std::string_view internal_key,
+      const uint64_t* user_key_hash,
+      absl::FunctionRef<void(std::string_view, std::string_view)> found) const;
+
+  // The filter alone: false only when user_key is certainly absent. True
+  // when the table has no filter or one no known policy can read. Records
+  // no statistics.
+  bool UserKeyMayMatch(std::string_view user_key,
+                       const uint64_t* user_key_hash) const;
+
+  // Approximate file offset where the data for internal_key begins (or
+  // would begin); the end of the data blocks for keys past the last.
+  uint64_t ApproximateOffsetOf(std::string_view internal_key) const;
+
+  const TableProperties& properties() const { return props_; }
+  // The raw filter bytes (exactly the filter block's bytes in the file),
+  // 64-byte aligned; empty when the table has no filter.
+  std::string_view filter_data() const {
+    return std::string_view(filter_.get(), filter_size_);
+  }
+  // Name of the policy that built the filter ("" when none).
+  std::string_view filter_policy_name() const { return filter_policy_name_; }
+  // The policy used to probe the filter (null when none or unknown).
+  const FilterPolicy* filter_policy() const { return filter_policy_.get(); }
+
+  const std::string& file_name() const { return file_name_; }
+  uint64_t file_size() const { return file_size_; }
+  const Footer& footer() const { return footer_; }
+  // Offset where the data blocks end (the first meta block).
+  uint64_t data_end() const { return data_end_; }
+
+  // Iterator over the index block: separator key -> encoded BlockHandle.
+  std::unique_ptr<Iterator> NewIndexIterator() const;
+  // Iterator over the data block named by an index value (an encoded
+  // BlockHandle); an error iterator on failure.
+  std::unique_ptr<Iterator> NewDataBlockIterator(
+      const ReadOptions& options, std::string_view index_value) const;
+
+ private:
+  struct AlignedDelete {
+    void operator()(char* p) const {
+      ::operator delete[](p, std::align_val_t{64});
+    }
+  };
+
+  Table(const TableOptions& options, std::string file_name,
+        std::unique_ptr<RandomAccessFile> file, uint64_t file_size);
+
+  absl::StatusOr<BlockContents> ReadMetaBlock(const BlockHandle& handle) const;
+  absl::Status LoadFilter(std::string_view name, const BlockHandle& handle);
+
+  const TableOptions options_;
+  const InternalKeyComparator comparator_;
+  const std::string file_name_;
+  const std::unique_ptr<RandomAccessFile> file_;
+  const uint64_t file_size_;
+  uint64_t cache_id_ = 0;
+  uint64_t data_end_ = 0;
+  Footer footer_;
+  TableProperties props_;
+  std::unique_ptr<Block> index_block_;
+
+  std::unique_ptr<char[], AlignedDelete> filter_;
+  size_t filter_size_ = 0;
+  std::string filter_policy_name_;
+  std::shared_ptr<const FilterPolicy> filter_policy_;
+  // Decoded view of filter_ through filter_policy_ (always "maybe" when
+  // the policy is unknown).
+  FilterReader filter_reader_;
+  // True when filter_policy_ is TableOptions::filter_policy (same Name()),
+  // so a caller's precomputed hash is valid for it.
+  bool hash_compatible_ = false;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_TABLE_TABLE_H_

@@ -1,0 +1,210 @@
+// Copyright (c) siftdb authors.
+
+#include "table/table_builder.h"
+
+#include <snappy.h>
+
+#include <algorithm>
+#include <ctime>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+
+namespace siftdb {
+
+TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
+    : options_(options),
+      comparator_(UserComparatorOf(options)),
+      file_(file),
+      data_block_(options.block_restart_interval),
+      index_block_(1) {
+  if (options_.filter_policy != nullptr) {
+    filter_builder_ = options_.filter_policy->NewBuilder();
+    props_.filter_policy_name = options_.filter_policy->Name();
+    props_.filter_bits_per_key = options_.filter_policy->BitsPerKey();
+  }
+  props_.comparator_name = comparator_.user_comparator()->Name();
+  props_.compression_name = CompressionTypeName(options_.compression);
+  props_.format_version = kTableFormatVersion;
+}
+
+TableBuilder::~TableBuilder() = default;
+
+void TableBuilder::Add(std::string_view key, std::string_view value) {
+  if (!status_.ok() || closed_) return;
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(key, &parsed)) {
+    status_ = absl::InvalidArgumentError(
+        absl::StrFormat("TableBuilder::Add: malformed internal key %s",
+                        InternalKeyDebugString(key, /*hex=*/true)));
+    return;
+  }
+  const bool first = props_.num_entries == 0;
+  if (!first && comparator_.Compare(key, last_key_) <= 0) {
+    status_ = absl::InvalidArgumentError(absl::StrFormat(
+        "TableBuilder::Add: key %s is not after the previous key %s",
+        InternalKeyDebugString(key, /*hex=*/false),
+        InternalKeyDebugString(last_key_, /*hex=*/false)));
+    return;
+  }
+
+  // The filter holds each distinct user key once (consecutive duplicates
+  // are the only duplicates, since keys arrive sorted).
+  if (filter_builder_ != nullptr &&
+      (first || ExtractUserKey(last_key_) != parsed.user_key)) {
+    filter_builder_->AddKey(parsed.user_key);
+  }
+
+  if (pending_index_entry_) {
+    comparator_.FindShortestSeparator(&last_key_, key);
+    std::string handle_encoding;
+    pending_handle_.EncodeTo(&handle_encoding);
+    index_block_.Add(last_key_, handle_encoding);
+    pending_index_entry_ = false;
+  }
+
+  if (first) props_.smallest_key.assign(key.data(), key.size());
+  props_.num_entries++;
+  if (parsed.type == kTypeDeletion) props_.num_deletions++;
+  props_.raw_key_size += key.size();
+  props_.raw_value_size += value.size();
+
+  last_key_.assign(key.data(), key.size());
+  data_block_.Add(key, value);
+  if (data_block_.CurrentSizeEstimate() >= options_.block_size) Flush();
+}
+
+void TableBuilder::Flush() {
+  if (!status_.ok() || data_block_.empty()) return;
+  WriteBlock(&data_block_, &pending_handle_);
+  if (status_.ok()) {
+    pending_index_entry_ = true;
+    props_.num_data_blocks++;
+  }
+}
+
+void TableBuilder::WriteBlock(BlockBuilder* block, BlockHandle* handle) {
+  const std::string_view raw = block->Finish();
+  std::string_view contents = raw;
+  CompressionType type = kNoCompression;
+  if (options_.compression == kSnappyCompression) {
+    compressed_.clear();
+    snappy::Compress(raw.data(), raw.size(), &compressed_);
+    // Keep the compressed form only when it saves at least 12.5%.
+    if (compressed_.size() < raw.size() &&
+        8 * (raw.size() - compressed_.size()) >= raw.size()) {
+      contents = compressed_;
+      type = kSnappyCompression;
+    }
+  }
+  WriteRawBlock(contents, type, handle);
+  block->Reset();
+}
+
+void TableBuilder::WriteRawBlock(std::string_view contents,
+                                 CompressionType type, BlockHandle* handle) {
+  handle->set_offset(offset_);
+  handle->set_size(contents.size());
+  status_ = file_->Append(contents);
+  if (status_.ok()) {
+    std::string trailer;
+    AppendBlockTrailer(&trailer, contents, type);
+    status_ = file_->Append(trailer);
+  }
+  if (status_.ok()) {
+    offset_ += contents.size() + kBlockTrailerSize;
+    if (options_.statistics != nullptr) {
+      options_.statistics->Record(Ticker::kBytesWritten,
+                                  contents.size() + kBlockTrailerSize);
+    }
+  }
+}
+
+absl::Status TableBuilder::Finish() {
+  if (closed_) {
+    return absl::FailedPreconditionError(
+        "TableBuilder::Finish: already finished or abandoned");
+  }
+  Flush();
+  closed_ = true;
+  if (!status_.ok()) return status_;
+  props_.data_size = offset_;
+
+  std::vector<std::pair<std::string, std::string>> meta;  // metaindex
+  std::string handle_encoding;
+
+  // Filter block: the filter's bytes, stored raw.
+  if (filter_builder_ != nullptr) {
+    props_.filter_num_keys = filter_builder_->NumAdded();
+    std::string filter;
+    filter_builder_->Finish(&filter);
+    BlockHandle filter_handle;
+    WriteRawBlock(filter, kNoCompression, &filter_handle);
+    if (!status_.ok()) return status_;
+    props_.filter_size = filter.size();
+    handle_encoding.clear();
+    filter_handle.EncodeTo(&handle_encoding);
+    meta.emplace_back(kFilterMetaPrefix + props_.filter_policy_name,
+                      handle_encoding);
+  }
+
+  // Index block: the last data block's entry uses a short successor of the
+  // last key.
+  if (pending_index_entry_) {
+    props_.largest_key = last_key_;
+    comparator_.FindShortSuccessor(&last_key_);
+    handle_encoding.clear();
+    pending_handle_.EncodeTo(&handle_encoding);
+    index_block_.Add(last_key_, handle_encoding);
+    pending_index_entry_ = false;
+  }
+  BlockHandle index_handle;
+  WriteBlock(&index_block_, &index_handle);
+  if (!status_.ok()) return status_;
+  props_.index_size = index_handle.size();
+
+  // Properties block.
+  props_.creation_time = static_cast<uint64_t>(std::time(nullptr));
+  {
+    BlockBuilder props_block(1);
+    for (const auto& [name, value] : EncodeTableProperties(props_)) {
+      props_block.Add(name, value);
+    }
+    BlockHandle props_handle;
+    WriteRawBlock(props_block.Finish(), kNoCompression, &props_handle);
+    if (!status_.ok()) return status_;
+    handle_encoding.clear();
+    props_handle.EncodeTo(&handle_encoding);
+    meta.emplace_back(kPropertiesMetaKey, handle_encoding);
+  }
+
+  // Metaindex block, sorted bytewise.
+  BlockHandle metaindex_handle;
+  {
+    std::sort(meta.begin(), meta.end());
+    BlockBuilder meta_block(1);
+    for (const auto& [name, value] : meta) meta_block.Add(name, value);
+    WriteRawBlock(meta_block.Finish(), kNoCompression, &metaindex_handle);
+    if (!status_.ok()) return status_;
+  }
+
+  Footer footer;
+  footer.metaindex_handle = metaindex_handle;
+  footer.index_handle = index_handle;
+  std::string footer_encoding;
+  footer.EncodeTo(&footer_encoding);
+  status_ = file_->Append(footer_encoding);
+  if (status_.ok()) {
+    offset_ += footer_encoding.size();
+    if (options_.statistics != nullptr) {
+      options_.statistics->Record(Ticker::kBytesWritten,
+                                  footer_encoding.size());
+    }
+  }
+  return status_;
+}
+
+void TableBuilder::Abandon() { closed_ = true; }
+
+}  // namespace siftdb

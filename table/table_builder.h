@@ -1,0 +1,89 @@
+// Copyright (c) siftdb authors.
+//
+// TableBuilder: writes one immutable table file (format in
+// docs/table_format.md) from internal keys added in increasing order.
+//
+// Thread safety: one thread at a time.
+// Ownership: `file` is not owned; it must outlive the builder. The builder
+// never syncs or closes it: after a successful Finish() the caller Sync()s
+// and Close()s it.
+// Errors: the first error (an I/O error from the file, or a key that is
+// malformed or out of order) sticks: later calls do nothing and status(),
+// Finish() return it.
+// Lifecycle: construct, Add()*, then exactly one of Finish() or Abandon().
+
+#ifndef SIFTDB_TABLE_TABLE_BUILDER_H_
+#define SIFTDB_TABLE_TABLE_BUILDER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "siftdb/env.h"
+#include "table/block_builder.h"
+#include "table/format.h"
+#include "table/internal_key.h"
+#include "table/table_options.h"
+#include "table/table_properties.h"
+
+namespace siftdb {
+
+class TableBuilder {
+ public:
+  TableBuilder(const TableOptions& options, WritableFile* file);
+  TableBuilder(const TableBuilder&) = delete;
+  TableBuilder& operator=(const TableBuilder&) = delete;
+  ~TableBuilder();
+
+  // REQUIRES: Finish()/Abandon() not called; internal_key is a well-formed
+  // internal key greater than every key added before (InternalKeyComparator
+  // order). A violation makes status() InvalidArgument.
+  void Add(std::string_view internal_key, std::string_view value);
+
+  // Writes the last data block, the filter, index, properties and metaindex
+  // blocks and the footer. REQUIRES: Finish()/Abandon() not called.
+  absl::Status Finish();
+
+  // Gives up on the table; the caller deletes the file.
+  void Abandon();
+
+  uint64_t NumEntries() const { return props_.num_entries; }
+  // Bytes written to the file so far (its final size after Finish()).
+  uint64_t FileSize() const { return offset_; }
+  absl::Status status() const { return status_; }
+  // Complete after a successful Finish(); counts so far before it.
+  const TableProperties& properties() const { return props_; }
+
+ private:
+  // Ends the current data block (when non-empty) and writes it.
+  void Flush();
+  // Finishes `block`, compresses it as configured, writes it, resets it.
+  void WriteBlock(BlockBuilder* block, BlockHandle* handle);
+  void WriteRawBlock(std::string_view contents, CompressionType type,
+                     BlockHandle* handle);
+
+  const TableOptions options_;
+  const InternalKeyComparator comparator_;
+  WritableFile* const file_;
+  uint64_t offset_ = 0;
+  absl::Status status_;
+  bool closed_ = false;  // Finish() or Abandon() called
+
+  BlockBuilder data_block_;
+  BlockBuilder index_block_;
+  std::string last_key_;  // the last key added
+  // After a data block is written, its index entry waits for the next key so
+  // the separator can be shortened (FindShortestSeparator(last, next)).
+  bool pending_index_entry_ = false;
+  BlockHandle pending_handle_;
+
+  std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null: no filter
+  std::string compressed_;  // scratch for snappy output
+  TableProperties props_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_TABLE_TABLE_BUILDER_H_
