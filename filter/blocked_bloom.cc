@@ -2,6 +2,7 @@
 
 #include "filter/blocked_bloom.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -32,6 +33,9 @@ uint32_t BlockedBloomNumBlocks(size_t n, double bits_per_key) {
 
 void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
                        int k, std::string* dst) {
+  // Out-of-contract arguments are normalized rather than trusted.
+  num_blocks = std::max<uint32_t>(num_blocks, 1);
+  k = std::clamp(k, 1, kMaxProbes);
   const size_t start = dst->size();
   const size_t bytes = size_t{num_blocks} * kBlockBytes;
   dst->resize(start + bytes + kFilterTrailerSize, '\0');

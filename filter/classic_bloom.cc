@@ -2,6 +2,7 @@
 
 #include "filter/classic_bloom.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -10,16 +11,19 @@ namespace siftdb {
 uint32_t ClassicBloomNumBits(size_t n, double bits_per_key) {
   const double bits = std::ceil(static_cast<double>(n) * bits_per_key);
   if (!(bits >= kClassicMinBits)) return kClassicMinBits;  // also NaN
-  if (bits >= static_cast<double>(std::numeric_limits<uint32_t>::max())) {
-    return std::numeric_limits<uint32_t>::max();
-  }
-  return static_cast<uint32_t>(bits);
+  if (bits >= static_cast<double>(kClassicMaxBits)) return kClassicMaxBits;
+  // Round up to whole bytes.
+  return (static_cast<uint32_t>(bits) + 7) & ~uint32_t{7};
 }
 
 void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
                        std::string* dst) {
+  // Out-of-contract arguments are normalized rather than trusted.
+  m = m > kClassicMaxBits ? kClassicMaxBits
+                          : std::max<uint32_t>(8, (m + 7) & ~uint32_t{7});
+  k = std::clamp(k, 1, kMaxProbes);
   const size_t start = dst->size();
-  const size_t bytes = (size_t{m} + 7) / 8;
+  const size_t bytes = size_t{m} / 8;
   dst->resize(start + bytes + kFilterTrailerSize, '\0');
   uint8_t* bits = reinterpret_cast<uint8_t*>(dst->data() + start);
   for (size_t i = 0; i < n; ++i) {
@@ -53,10 +57,10 @@ ParsedClassicBloom::ParsedClassicBloom(std::string_view filter) {
   FilterTrailer t;
   if (!DecodeFilterTrailer(filter, &t)) return;
   if (t.kind != FilterKind::kClassic || t.version != kFilterFormatVersion ||
-      t.k < 1 || t.k > kMaxProbes || t.param == 0) {
+      t.k < 1 || t.k > kMaxProbes || t.param == 0 || t.param % 8 != 0) {
     return;
   }
-  if (filter.size() - kFilterTrailerSize != (uint64_t{t.param} + 7) / 8) {
+  if (filter.size() - kFilterTrailerSize != uint64_t{t.param} / 8) {
     return;
   }
   bits_ = reinterpret_cast<const uint8_t*>(filter.data());

@@ -9,8 +9,8 @@
 //   a = uint32(h), b = uint32(h >> 32)
 //   probe i (0 <= i < k) sets bit (a + i * b) mod m
 // computed as pos = a mod m, step = b mod m, pos = (pos + step) mod m.
-// Bits are in Redis bitmap order (filter/filter_format.h); the bit array is
-// ceil(m / 8) bytes, bits past m in the last byte are zero and never probed.
+// m is a multiple of 8 (the bit array is m / 8 bytes, every bit usable).
+// Bits are in Redis bitmap order (filter/filter_format.h).
 // Full specification: docs/filter_format.md.
 //
 // Thread safety: the free functions are pure; ParsedClassicBloom is an
@@ -32,13 +32,19 @@ namespace siftdb {
 // Smallest m siftdb.ClassicBloom builds: tiny filters with a handful of bits
 // have a poor false-positive rate for little saving.
 inline constexpr uint32_t kClassicMinBits = 64;
+// Largest m the 32-bit trailer field holds as a whole number of bytes.
+inline constexpr uint32_t kClassicMaxBits = 0xFFFFFFF8u;
 
-// Bits for n keys at bits_per_key: max(kClassicMinBits,
-// ceil(n * bits_per_key)), saturating at UINT32_MAX. bits_per_key must be > 0.
+// Bits for n keys at bits_per_key: ceil(n * bits_per_key) rounded up to a
+// multiple of 8 and clamped to [kClassicMinBits, kClassicMaxBits].
+// bits_per_key must be > 0.
 uint32_t ClassicBloomNumBits(size_t n, double bits_per_key);
 
-// Appends to *dst a classic filter of m (>= 1) bits and k (1..kMaxProbes)
-// probes holding the n hashes: ceil(m / 8) + kFilterTrailerSize bytes.
+// Appends to *dst a classic filter of m bits (a multiple of 8, >= 8; other
+// values are rounded up) and k
+// (1..kMaxProbes) probes holding the n hashes: m / 8 + kFilterTrailerSize
+// bytes. m is a whole number of bytes so that the trailer's m is fully
+// determined by (and checked against) the filter's size.
 void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
                        std::string* dst);
 
@@ -47,8 +53,8 @@ std::vector<uint64_t> ClassicBloomProbeBits(uint64_t hash, uint32_t m, int k);
 
 // A decoded view of a serialized classic filter; the bytes must outlive it.
 // Undecodable bytes (empty, truncated, wrong magic/kind/version, k outside
-// 1..kMaxProbes, m = 0, size not ceil(m / 8) + 8) give a view that answers
-// true for every hash.
+// 1..kMaxProbes, m = 0 or not a multiple of 8, size not m / 8 + 8) give a view
+// that answers true for every hash.
 class ParsedClassicBloom {
  public:
   ParsedClassicBloom() = default;
