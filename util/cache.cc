@@ -1,0 +1,275 @@
+// Copyright (c) siftdb authors.
+//
+// NewLRUCache: 16 shards, chosen by the top bits of the key's CRC32C, each
+// with its own mutex, hash table and LRU list.
+//
+// Per entry invariants (REQUIRES: the shard's mutex for every field but
+// key, value, deleter and charge, which never change):
+// - refs counts the cache's own reference (while in_cache) plus one per
+//   outstanding Handle. The entry is freed when refs drops to 0, and only
+//   then: an entry with handles is never freed.
+// - An entry is on the shard's LRU list iff in_cache && refs == 1, i.e.
+//   nobody outside holds it; only those entries can be evicted.
+// - usage_ is the sum of the charges of the entries in_cache.
+// Deleters run after the shard's mutex is released, so a deleter may call
+// back into the cache.
+
+#include "util/cache.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "util/crc32c.h"
+
+namespace siftdb {
+namespace {
+
+struct Entry : Cache::Handle {
+  Entry(std::string_view k, void* v, size_t c, Cache::Deleter d)
+      : key(k), value(v), charge(c), deleter(d) {}
+
+  const std::string key;  // the table's key views point into it
+  void* const value;
+  const size_t charge;
+  const Cache::Deleter deleter;
+  uint32_t refs = 0;
+  bool in_cache = false;
+  Entry* prev = nullptr;  // LRU list links, while on the list
+  Entry* next = nullptr;
+};
+
+class LRUShard {
+ public:
+  LRUShard() {
+    lru_.next = &lru_;
+    lru_.prev = &lru_;
+  }
+  LRUShard(const LRUShard&) = delete;
+  LRUShard& operator=(const LRUShard&) = delete;
+
+  ~LRUShard() {
+    // Every handle must have been released by now, so every entry left is
+    // on the LRU list with only the cache's reference.
+    std::vector<Entry*> garbage;
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& [key, e] : table_) {
+        e->in_cache = false;
+        if (e->refs == 1) ListRemove(e);
+        if (Unref(e)) garbage.push_back(e);
+      }
+      table_.clear();
+    }
+    Free(garbage);
+  }
+
+  void SetCapacity(size_t capacity) { capacity_ = capacity; }
+
+  Cache::Handle* Insert(std::string_view key, void* value, size_t charge,
+                        Cache::Deleter deleter) ABSL_LOCKS_EXCLUDED(mu_) {
+    Entry* e = new Entry(key, value, charge, deleter);
+    std::vector<Entry*> garbage;
+    {
+      absl::MutexLock lock(&mu_);
+      e->refs = 1;  // the returned handle
+      if (capacity_ > 0) {
+        e->refs++;  // the cache's own
+        e->in_cache = true;
+        usage_ += charge;
+        auto it = table_.find(key);
+        if (it != table_.end()) {
+          // Re-keyed rather than updated: the view must point into the
+          // live entry's key.
+          Entry* old = it->second;
+          table_.erase(it);
+          Detach(old, &garbage);
+        }
+        table_.emplace(e->key, e);
+      }  // else caching is off: the entry lives only as long as the handle
+      EvictOverCapacity(&garbage);
+    }
+    Free(garbage);
+    return e;
+  }
+
+  Cache::Handle* Lookup(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    auto it = table_.find(key);
+    if (it == table_.end()) return nullptr;
+    Ref(it->second);
+    return it->second;
+  }
+
+  void Release(Entry* e) ABSL_LOCKS_EXCLUDED(mu_) {
+    std::vector<Entry*> garbage;
+    {
+      absl::MutexLock lock(&mu_);
+      if (Unref(e)) garbage.push_back(e);
+      // A pinned entry may have kept the shard over capacity.
+      EvictOverCapacity(&garbage);
+    }
+    Free(garbage);
+  }
+
+  void Erase(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
+    std::vector<Entry*> garbage;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = table_.find(key);
+      if (it == table_.end()) return;
+      Entry* e = it->second;
+      table_.erase(it);
+      Detach(e, &garbage);
+    }
+    Free(garbage);
+  }
+
+  void Prune() ABSL_LOCKS_EXCLUDED(mu_) {
+    std::vector<Entry*> garbage;
+    {
+      absl::MutexLock lock(&mu_);
+      while (lru_.next != &lru_) {
+        Entry* e = lru_.next;
+        table_.erase(e->key);
+        Detach(e, &garbage);
+      }
+    }
+    Free(garbage);
+  }
+
+  size_t TotalCharge() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return usage_;
+  }
+
+ private:
+  // Takes e, already removed from table_, out of the cache and drops the
+  // cache's reference; e goes to *garbage when that was the last one.
+  void Detach(Entry* e, std::vector<Entry*>* garbage)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (e->refs == 1) ListRemove(e);
+    e->in_cache = false;
+    usage_ -= e->charge;
+    if (Unref(e)) garbage->push_back(e);
+  }
+
+  // Evicts least recently used entries until usage fits the capacity or
+  // only pinned entries remain.
+  void EvictOverCapacity(std::vector<Entry*>* garbage)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (usage_ > capacity_ && lru_.next != &lru_) {
+      Entry* oldest = lru_.next;
+      table_.erase(oldest->key);
+      Detach(oldest, garbage);
+    }
+  }
+
+  void Ref(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (e->in_cache && e->refs == 1) ListRemove(e);  // now in use
+    e->refs++;
+  }
+
+  // True when e must be freed (by the caller, outside mu_).
+  bool Unref(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    e->refs--;
+    if (e->refs == 0) return true;
+    if (e->in_cache && e->refs == 1) ListAppend(e);  // evictable again
+    return false;
+  }
+
+  // Newest at lru_.prev, oldest at lru_.next.
+  void ListAppend(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    e->next = &lru_;
+    e->prev = lru_.prev;
+    e->prev->next = e;
+    e->next->prev = e;
+  }
+
+  static void ListRemove(Entry* e) {
+    e->next->prev = e->prev;
+    e->prev->next = e->next;
+    e->next = e->prev = nullptr;
+  }
+
+  static void FreeEntry(Entry* e) {
+    if (e->deleter != nullptr) e->deleter(e->key, e->value);
+    delete e;
+  }
+
+  static void Free(const std::vector<Entry*>& garbage) {
+    for (Entry* e : garbage) FreeEntry(e);
+  }
+
+  size_t capacity_ = 0;  // set once before use
+  mutable absl::Mutex mu_;
+  size_t usage_ ABSL_GUARDED_BY(mu_) = 0;
+  // Dummy head of the list of evictable entries.
+  Entry lru_ ABSL_GUARDED_BY(mu_){std::string_view(), nullptr, 0, nullptr};
+  absl::flat_hash_map<std::string_view, Entry*> table_ ABSL_GUARDED_BY(mu_);
+};
+
+class ShardedLRUCache final : public Cache {
+ public:
+  explicit ShardedLRUCache(size_t capacity) : capacity_(capacity) {
+    const size_t per_shard = (capacity + kNumShards - 1) / kNumShards;
+    for (auto& shard : shards_) shard.SetCapacity(per_shard);
+  }
+
+  Handle* Insert(std::string_view key, void* value, size_t charge,
+                 Deleter deleter) override {
+    return ShardFor(key).Insert(key, value, charge, deleter);
+  }
+  Handle* Lookup(std::string_view key) override {
+    return ShardFor(key).Lookup(key);
+  }
+  void Release(Handle* handle) override {
+    Entry* e = static_cast<Entry*>(handle);
+    ShardFor(e->key).Release(e);
+  }
+  void* Value(Handle* handle) override {
+    return static_cast<Entry*>(handle)->value;
+  }
+  void Erase(std::string_view key) override { ShardFor(key).Erase(key); }
+  uint64_t NewId() override {
+    return next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  void Prune() override {
+    for (auto& shard : shards_) shard.Prune();
+  }
+  size_t TotalCharge() const override {
+    size_t total = 0;
+    for (const auto& shard : shards_) total += shard.TotalCharge();
+    return total;
+  }
+  size_t Capacity() const override { return capacity_; }
+
+ private:
+  static constexpr int kNumShardBits = 4;
+  static constexpr int kNumShards = 1 << kNumShardBits;
+
+  LRUShard& ShardFor(std::string_view key) {
+    // A fixed hash (absl::Hash is seeded per process), so which keys share
+    // a shard, and so eviction, is the same on every run.
+    const uint32_t h = crc32c::Value(key.data(), key.size());
+    return shards_[h >> (32 - kNumShardBits)];
+  }
+
+  const size_t capacity_;
+  std::array<LRUShard, kNumShards> shards_;
+  std::atomic<uint64_t> next_id_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Cache> NewLRUCache(size_t capacity) {
+  return std::make_unique<ShardedLRUCache>(capacity);
+}
+
+}  // namespace siftdb
