@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "table/format.h"
 #include "tests/table/table_test_util.h"
+#include "util/cache.h"
 #include "util/statistics.h"
 
 namespace siftdb {
@@ -502,6 +503,69 @@ TEST(TableFilterTest, PrecomputedHashAndForeignPolicies) {
     }
     EXPECT_GT(negatives, 450);
   }
+}
+
+TEST(TableCacheTest, BlockCacheHitsAndFillCache) {
+  std::unique_ptr<Cache> cache = NewLRUCache(1 << 20);
+  Statistics stats;
+  TableOptions options;
+  options.block_cache = cache.get();
+  options.statistics = &stats;
+  const KVList entries = MakeEntries(1000, true, 4);
+  auto contents = BuildTable(options, entries);
+  ASSERT_TRUE(contents.ok());
+  auto table = OpenTable(options, *contents);
+  ASSERT_TRUE(table.ok());
+  const uint64_t blocks = (*table)->properties().num_data_blocks;
+  ASSERT_GT(blocks, 3u);
+  stats.Reset();
+
+  // fill_cache = false: misses, reads, nothing cached.
+  ReadOptions no_fill;
+  no_fill.fill_cache = false;
+  {
+    auto it = (*table)->NewIterator(no_fill);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    }
+  }
+  EXPECT_EQ(stats.Get(Ticker::kBlockCacheMisses), blocks);
+  EXPECT_EQ(stats.Get(Ticker::kDataBlockReads), blocks);
+  EXPECT_EQ(cache->TotalCharge(), 0u);
+
+  // First full scan fills the cache, the second hits it every time.
+  stats.Reset();
+  CheckScan(**table, entries);
+  const uint64_t reads_after_first = stats.Get(Ticker::kDataBlockReads);
+  EXPECT_EQ(reads_after_first, blocks);
+  EXPECT_GT(cache->TotalCharge(), 0u);
+  stats.Reset();
+  CheckScan(**table, entries);
+  EXPECT_EQ(stats.Get(Ticker::kDataBlockReads), 0u);
+  EXPECT_GT(stats.Get(Ticker::kBlockCacheHits), 0u);
+  EXPECT_EQ(stats.Get(Ticker::kBlockCacheMisses), 0u);
+  // Point lookups hit too.
+  stats.Reset();
+  for (size_t i = 0; i < entries.size(); i += 50) {
+    EXPECT_TRUE(Get(**table, entries[i].first).called);
+  }
+  EXPECT_EQ(stats.Get(Ticker::kDataBlockReads), 0u);
+  EXPECT_EQ(stats.Get(Ticker::kBlockCacheHits), 20u);
+
+  // Two tables sharing one cache never see each other's blocks.
+  const KVList other = MakeEntries(1000, false, 99);
+  auto contents2 = BuildTable(options, other);
+  ASSERT_TRUE(contents2.ok());
+  auto table2 = OpenTable(options, *contents2, "000002.sst");
+  ASSERT_TRUE(table2.ok());
+  CheckScan(**table2, other);
+  CheckScan(**table, entries);
+  // Blocks pinned by an iterator survive the table's cache entries being
+  // evicted.
+  auto it = (*table)->NewIterator(ReadOptions());
+  it->SeekToFirst();
+  cache->Prune();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), entries[0].first);
 }
 
 }  // namespace
