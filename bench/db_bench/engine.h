@@ -1,0 +1,127 @@
+// Copyright (c) siftdb authors.
+//
+// BenchEngine: the small interface db_bench drives, so the same workloads
+// run against siftdb and, in the comparison build (SIFTDB_BENCH_COMPARE=ON),
+// against LevelDB and RocksDB. One adapter file per engine:
+// engine_siftdb.cc, engine_leveldb.cc, engine_rocksdb.cc.
+//
+// Thread safety: after Open() succeeds, Put/Delete/Get/NewCursor/Counter may
+// be called from many threads at once (each engine's DB is thread-safe).
+// Open, Close, Destroy and CompactAll are called by one thread while no
+// other thread uses the engine.
+// Ownership: a cursor must be destroyed before its engine is closed.
+
+#ifndef SIFTDB_BENCH_DB_BENCH_ENGINE_H_
+#define SIFTDB_BENCH_DB_BENCH_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace siftdb::bench {
+
+// How every engine is configured; filled from the command-line flags so the
+// engines of one comparison are set up alike.
+struct EngineConfig {
+  bool create_if_missing = true;
+  size_t block_cache_size = size_t{8} << 20;
+  size_t write_buffer_size = size_t{4} << 20;
+  size_t max_file_size = size_t{2} << 20;
+  size_t block_size = 4096;
+  int max_open_files = 1000;
+  bool snappy = true;
+  // Bloom filter bits per key; 0 disables filters. LevelDB takes whole bits
+  // (rounded).
+  double bloom_bits = 10;
+
+  // --- Remote filter mirror (siftdb only; reserved for the
+  // --remote_filter=HOST:PORT --remote_filter_name=NAME
+  // --remote_filter_mode=async|sync flags of a later issue). Empty: off.
+  std::string remote_filter_address;
+  std::string remote_filter_name;
+  std::string remote_filter_mode;
+};
+
+// An ordered cursor over one engine's keys (a thin wrapper of its iterator).
+class BenchCursor {
+ public:
+  BenchCursor() = default;
+  BenchCursor(const BenchCursor&) = delete;
+  BenchCursor& operator=(const BenchCursor&) = delete;
+  virtual ~BenchCursor() = default;
+
+  virtual bool Valid() const = 0;
+  virtual void SeekToFirst() = 0;
+  virtual void SeekToLast() = 0;
+  virtual void Seek(std::string_view target) = 0;
+  virtual void Next() = 0;
+  virtual void Prev() = 0;
+  // REQUIRES: Valid(). Valid until the cursor moves.
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+  virtual absl::Status status() const = 0;
+};
+
+class BenchEngine {
+ public:
+  BenchEngine() = default;
+  BenchEngine(const BenchEngine&) = delete;
+  BenchEngine& operator=(const BenchEngine&) = delete;
+  virtual ~BenchEngine() = default;
+
+  // "siftdb", "leveldb" or "rocksdb".
+  virtual std::string_view Name() const = 0;
+  // A one-line description for the header (version, filter, caveats).
+  virtual std::string Description() const = 0;
+
+  // Opens the database at `path`. REQUIRES: not open.
+  virtual absl::Status Open(const EngineConfig& config,
+                            const std::string& path) = 0;
+  // Closes the database if open (waits for background work).
+  virtual void Close() = 0;
+  // Removes the database at `path`. REQUIRES: closed.
+  virtual absl::Status Destroy(const std::string& path) = 0;
+
+  virtual absl::Status Put(bool sync, std::string_view key,
+                           std::string_view value) = 0;
+  virtual absl::Status Delete(bool sync, std::string_view key) = 0;
+  // True and *value set when found; false when absent; an error otherwise.
+  virtual absl::StatusOr<bool> Get(std::string_view key,
+                                   std::string* value) = 0;
+  virtual std::unique_ptr<BenchCursor> NewCursor() = 0;
+  // Compacts the whole key space.
+  virtual absl::Status CompactAll() = 0;
+
+  // The engine's statistics text and its table listing; nullopt when the
+  // engine has none.
+  virtual std::optional<std::string> StatsText() = 0;
+  virtual std::optional<std::string> SSTablesText() = 0;
+  // A siftdb counter by name (e.g. "filter.negatives"); nullopt when the
+  // engine does not keep it.
+  virtual std::optional<uint64_t> Counter(std::string_view name) = 0;
+};
+
+// The engines this binary was built with, siftdb first.
+std::vector<std::string> AvailableEngines();
+// InvalidArgument naming the available engines for an unknown name.
+absl::StatusOr<std::unique_ptr<BenchEngine>> NewEngine(std::string_view name);
+
+// Factories defined by the adapter files.
+std::unique_ptr<BenchEngine> NewSiftdbEngine();
+#ifdef SIFTDB_BENCH_HAVE_LEVELDB
+std::unique_ptr<BenchEngine> NewLevelDBEngine();
+#endif
+#ifdef SIFTDB_BENCH_HAVE_ROCKSDB
+std::unique_ptr<BenchEngine> NewRocksDBEngine();
+#endif
+
+}  // namespace siftdb::bench
+
+#endif  // SIFTDB_BENCH_DB_BENCH_ENGINE_H_

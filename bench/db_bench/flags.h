@@ -1,0 +1,54 @@
+// Copyright (c) siftdb authors.
+//
+// db_bench's command-line flags (absl flags, named and defaulted like
+// LevelDB's db_bench so its scripts run unchanged: `--name=value`) and the
+// validated BenchConfig built from them.
+//
+// Thread safety: ConfigFromFlags() reads the global flags; call it once from
+// main() after absl::ParseCommandLine. A BenchConfig is a plain value.
+
+#ifndef SIFTDB_BENCH_DB_BENCH_FLAGS_H_
+#define SIFTDB_BENCH_DB_BENCH_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/db_bench/engine.h"
+
+namespace siftdb::bench {
+
+// LevelDB's default benchmark list, restricted to what db_bench supports,
+// plus readmissing and seekrandom (see docs/db_bench.md).
+inline constexpr char kDefaultBenchmarks[] =
+    "fillseq,fillsync,fillrandom,overwrite,readrandom,readrandom,readmissing,"
+    "readseq,readreverse,compact,readrandom,readmissing,seekrandom,readseq,"
+    "readreverse,fill100K";
+
+struct BenchConfig {
+  std::vector<std::string> benchmarks;  // in run order, no empty names
+  std::vector<std::string> engines;     // "siftdb" unless --engines
+  int64_t num = 1000000;                // --num
+  int64_t reads = -1;                   // --reads; < 0: num
+  int threads = 1;                      // --threads
+  int value_size = 100;                 // --value_size
+  int key_size = 16;                    // --key_size
+  double compression_ratio = 0.5;       // --compression_ratio
+  bool histogram = false;               // --histogram
+  bool use_existing_db = false;         // --use_existing_db
+  uint64_t seed = 301;                  // --seed
+  std::string db;                       // --db (never empty)
+  EngineConfig engine;                  // the options every engine gets
+};
+
+// Reads and checks the flags; InvalidArgument naming the flag otherwise.
+absl::StatusOr<BenchConfig> ConfigFromFlags();
+
+// The database directory of `engine` in a run of `config`: --db itself for
+// a single engine, --db + "-" + engine when several are compared.
+std::string EngineDbPath(const BenchConfig& config, const std::string& engine);
+
+}  // namespace siftdb::bench
+
+#endif  // SIFTDB_BENCH_DB_BENCH_FLAGS_H_

@@ -1,0 +1,178 @@
+// Copyright (c) siftdb authors.
+
+#include "bench/db_bench/report.h"
+
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+
+namespace siftdb::bench {
+namespace {
+
+constexpr char kSeparator[] =
+    "------------------------------------------------\n";
+
+// "2 * <model name>" and the cache size, from /proc/cpuinfo (Linux).
+void CpuInfo(std::string* cpu, std::string* cache) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  int count = 0;
+  std::string model;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    absl::string_view key =
+        absl::StripAsciiWhitespace(absl::string_view(line).substr(0, colon));
+    absl::string_view value =
+        absl::StripAsciiWhitespace(absl::string_view(line).substr(colon + 1));
+    if (key == "model name") {
+      count++;
+      model = std::string(value);
+    } else if (key == "cache size") {
+      *cache = std::string(value);
+    }
+  }
+  *cpu = count > 0 ? absl::StrFormat("%d * %s", count, model) : "unknown";
+  if (cache->empty()) *cache = "unknown";
+}
+
+std::string MiB(double bytes) {
+  return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
+}
+
+}  // namespace
+
+std::string FormatHeader(const BenchConfig& config,
+                         const std::vector<std::string>& engine_descriptions) {
+  std::string out;
+  const char* label = "siftdb:";
+  for (const std::string& d : engine_descriptions) {
+    out += absl::StrFormat("%-12s%s\n", label, d);
+    label = "";
+  }
+  const std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y",
+                std::localtime(&now));
+  out += absl::StrFormat("Date:       %s\n", date);
+  std::string cpu, cache;
+  CpuInfo(&cpu, &cache);
+  out += absl::StrFormat("CPU:        %s\n", cpu);
+  out += absl::StrFormat("CPUCache:   %s\n", cache);
+
+  const double num = static_cast<double>(config.num);
+  const int compressed =
+      static_cast<int>(config.value_size * config.compression_ratio + 0.5);
+  out += absl::StrFormat("Keys:       %d bytes each\n", config.key_size);
+  out += absl::StrFormat(
+      "Values:     %d bytes each (%d bytes after compression)\n",
+      config.value_size, compressed);
+  out += absl::StrFormat("Entries:    %d\n", config.num);
+  out +=
+      absl::StrFormat("RawSize:    %.1f MB (estimated)\n",
+                      (config.key_size + config.value_size) * num / 1048576.0);
+  out += absl::StrFormat(
+      "FileSize:   %.1f MB (estimated)\n",
+      (config.key_size + config.value_size * config.compression_ratio) * num /
+          1048576.0);
+  const EngineConfig& e = config.engine;
+  if (e.bloom_bits > 0) {
+    out += absl::StrFormat("Filter:     %g bits/key Bloom\n", e.bloom_bits);
+  } else {
+    out += "Filter:     none\n";
+  }
+  out += absl::StrFormat("Compression: %s\n", e.snappy ? "snappy" : "none");
+  out += absl::StrFormat(
+      "Options:    block cache %s, write buffer %s, max file %s, block %d B, "
+      "%d open files\n",
+      MiB(e.block_cache_size), MiB(e.write_buffer_size), MiB(e.max_file_size),
+      e.block_size, e.max_open_files);
+  out += absl::StrFormat("Threads:    %d\n", config.threads);
+  out += absl::StrFormat("DB:         %s%s\n", config.db,
+                         config.engines.size() > 1 ? "-<engine>" : "");
+#ifndef NDEBUG
+  out += "WARNING: Assertions are enabled; benchmarks unnecessarily slow\n";
+#endif
+  out += kSeparator;
+  return out;
+}
+
+std::string FormatComparison(const std::vector<EngineResults>& all) {
+  if (all.empty()) return "";
+  const EngineResults& base = all[0];
+  std::string out = kSeparator;
+  out += absl::StrFormat(
+      "Comparison, micros/op (ratio = engine / %s: above 1.00 means %s is "
+      "faster)\n",
+      base.engine, base.engine);
+  out += absl::StrFormat("%-16s", "benchmark");
+  for (const EngineResults& e : all) out += absl::StrFormat(" %11s", e.engine);
+  for (size_t i = 1; i < all.size(); i++) {
+    out += absl::StrFormat(
+        " %16s", absl::StrFormat("%s/%s", all[i].engine, base.engine));
+  }
+  out += "\n";
+
+  std::map<std::string, int> seen;
+  std::string sizes;
+  for (size_t b = 0; b < base.results.size(); b++) {
+    const BenchResult& r0 = base.results[b];
+    if (r0.text.has_value() || r0.skip_reason.has_value()) continue;
+    const int n = ++seen[r0.name];
+    const std::string label =
+        n == 1 ? r0.name : absl::StrFormat("%s(%d)", r0.name, n);
+    out += absl::StrFormat("%-16s", label);
+    for (const EngineResults& e : all) {
+      const BenchResult& r = e.results[b];
+      out += r.skip_reason.has_value()
+                 ? absl::StrFormat(" %11s", "-")
+                 : absl::StrFormat(" %11.3f", r.micros_per_op);
+    }
+    for (size_t i = 1; i < all.size(); i++) {
+      const BenchResult& r = all[i].results[b];
+      if (r.skip_reason.has_value() || r0.micros_per_op <= 0) {
+        out += absl::StrFormat(" %16s", "-");
+      } else {
+        out += absl::StrFormat(" %15.2fx", r.micros_per_op / r0.micros_per_op);
+      }
+    }
+    out += "\n";
+    if (r0.db_bytes.has_value()) {
+      sizes += absl::StrFormat("%-16s", label);
+      for (const EngineResults& e : all) {
+        const BenchResult& r = e.results[b];
+        sizes +=
+            r.db_bytes.has_value()
+                ? absl::StrFormat(" %11.1f",
+                                  static_cast<double>(*r.db_bytes) / 1048576.0)
+                : absl::StrFormat(" %11s", "-");
+      }
+      sizes += "\n";
+    }
+  }
+  if (!sizes.empty()) {
+    out +=
+        "\nDB size after fills, MiB (apparent bytes of the db directory, "
+        "logs included)\n";
+    out += absl::StrFormat("%-16s", "benchmark");
+    for (const EngineResults& e : all)
+      out += absl::StrFormat(" %11s", e.engine);
+    out += "\n" + sizes;
+  }
+  for (const EngineResults& e : all) {
+    if (e.engine == "rocksdb") {
+      out +=
+          "\nNOTE: Debian's librocksdb is built with assertions and without "
+          "the hardware CRC32C instruction (about 30% cost on writes); "
+          "compare RocksDB's write numbers with that in mind.\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace siftdb::bench

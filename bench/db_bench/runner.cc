@@ -1,0 +1,261 @@
+// Copyright (c) siftdb authors.
+
+#include "bench/db_bench/runner.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/notification.h"
+
+namespace siftdb::bench {
+namespace {
+
+// Benchmarks of LevelDB's db_bench that this one does not implement: they
+// are skipped with a note (so LevelDB's scripts still run), never an error.
+const std::set<std::string>& SkippedLevelDBBenchmarks() {
+  static const auto* const names = new std::set<std::string>{
+      "fillbatch",    "seekordered", "crc32c",     "snappycomp",
+      "snappyuncomp", "acquireload", "heapprofile"};
+  return *names;
+}
+
+const std::set<std::string>& SupportedBenchmarks() {
+  static const auto* const names = new std::set<std::string>{
+      "fillseq",   "fillsync",     "fillrandom",       "overwrite",
+      "fill100K",  "readrandom",   "readrandomsmall",  "readmissing",
+      "readhot",   "readseq",      "readreverse",      "seekrandom",
+      "deleteseq", "deleterandom", "readwhilewriting", "compact",
+      "stats",     "sstables"};
+  return *names;
+}
+
+}  // namespace
+
+absl::Status CheckBenchmarkNames(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (SupportedBenchmarks().count(name) == 0 &&
+        SkippedLevelDBBenchmarks().count(name) == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--benchmarks: unknown benchmark '%s' (see docs/db_bench.md)", name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint64_t DirBytes(const std::string& dir) {
+  std::error_code ec;
+  uint64_t total = 0;
+  for (std::filesystem::recursive_directory_iterator it(dir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code file_ec;
+    if (it->is_regular_file(file_ec)) {
+      const uintmax_t size = it->file_size(file_ec);
+      if (!file_ec) total += size;
+    }
+  }
+  return total;
+}
+
+Runner::Runner(const BenchConfig& config, BenchEngine* engine,
+               std::string db_path)
+    : config_(config), engine_(engine), db_path_(std::move(db_path)) {}
+
+Runner::~Runner() { Close(); }
+
+absl::Status Runner::Open() {
+  if (!config_.use_existing_db) {
+    absl::Status s = engine_->Destroy(db_path_);
+    if (!s.ok()) return s;
+  }
+  absl::Status s = engine_->Open(config_.engine, db_path_);
+  if (!s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrFormat("opening %s database %s: %s", engine_->Name(),
+                                  db_path_, s.message()));
+  }
+  open_ = true;
+  return absl::OkStatus();
+}
+
+void Runner::Close() {
+  if (open_) engine_->Close();
+  open_ = false;
+}
+
+absl::StatusOr<Runner::Plan> Runner::PlanFor(const std::string& name) const {
+  Plan p;
+  p.num = config_.num;
+  p.reads = config_.reads < 0 ? config_.num : config_.reads;
+  p.value_size = config_.value_size;
+  if (name == "fillseq") {
+    p.method = &Runner::WriteSeq;
+    p.fresh_db = p.after_fill = true;
+  } else if (name == "fillrandom") {
+    p.method = &Runner::WriteRandom;
+    p.fresh_db = p.after_fill = true;
+  } else if (name == "fillsync") {
+    p.method = &Runner::WriteRandom;
+    p.fresh_db = p.after_fill = p.sync = true;
+    p.num /= 1000;
+  } else if (name == "fill100K") {
+    p.method = &Runner::WriteRandom;
+    p.fresh_db = p.after_fill = true;
+    p.num /= 1000;
+    p.value_size = 100 * 1000;
+  } else if (name == "overwrite") {
+    p.method = &Runner::WriteRandom;
+    p.after_fill = true;
+  } else if (name == "readrandom" || name == "readrandomsmall") {
+    p.method = &Runner::ReadRandom;
+    p.count_filter = p.report_found = true;
+    if (name == "readrandomsmall") p.reads /= 1000;
+  } else if (name == "readmissing") {
+    p.method = &Runner::ReadMissing;
+    p.count_filter = p.report_found = true;
+  } else if (name == "readhot") {
+    p.method = &Runner::ReadHot;
+    p.report_found = true;
+  } else if (name == "readseq") {
+    p.method = &Runner::ReadSequential;
+  } else if (name == "readreverse") {
+    p.method = &Runner::ReadReverse;
+  } else if (name == "seekrandom") {
+    p.method = &Runner::SeekRandom;
+    p.report_found = true;
+  } else if (name == "deleteseq") {
+    p.method = &Runner::DeleteSeq;
+  } else if (name == "deleterandom") {
+    p.method = &Runner::DeleteRandom;
+  } else if (name == "readwhilewriting") {
+    p.method = &Runner::ReadWhileWriting;
+    p.extra_writer = p.report_found = true;
+  } else if (name == "compact") {
+    p.method = &Runner::Compact;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown benchmark '%s'", name));
+  }
+  return p;
+}
+
+absl::StatusOr<BenchResult> Runner::Run(const std::string& name) {
+  BenchResult result;
+  result.name = name;
+  if (SkippedLevelDBBenchmarks().count(name) != 0) {
+    result.skip_reason = "not implemented by siftdb's db_bench";
+    return result;
+  }
+  if (name == "stats" || name == "sstables") {
+    std::optional<std::string> text =
+        name == "stats" ? engine_->StatsText() : engine_->SSTablesText();
+    result.text = text.has_value() ? *text
+                                   : absl::StrFormat("(%s has no %s)",
+                                                     engine_->Name(), name);
+    return result;
+  }
+  absl::StatusOr<Plan> plan = PlanFor(name);
+  if (!plan.ok()) return plan.status();
+  if (plan->fresh_db) {
+    if (config_.use_existing_db) {
+      result.skip_reason = "--use_existing_db is true";
+      return result;
+    }
+    Close();
+    absl::Status s = engine_->Destroy(db_path_);
+    if (s.ok()) s = Open();
+    if (!s.ok()) return s;
+  }
+
+  std::optional<uint64_t> negatives_before;
+  if (plan->count_filter)
+    negatives_before = engine_->Counter("filter.negatives");
+  absl::Status s = RunThreads(name, *plan, &result);
+  if (!s.ok()) {
+    return absl::Status(
+        s.code(),
+        absl::StrFormat("%s on %s: %s", name, engine_->Name(), s.message()));
+  }
+  if (negatives_before.has_value()) {
+    std::optional<uint64_t> after = engine_->Counter("filter.negatives");
+    if (after.has_value()) {
+      result.message += absl::StrFormat("; filters saved %d block reads",
+                                        *after - *negatives_before);
+    }
+  }
+  if (plan->after_fill) result.db_bytes = DirBytes(db_path_);
+  return result;
+}
+
+absl::Status Runner::RunThreads(const std::string& name, const Plan& plan,
+                                BenchResult* result) {
+  plan_ = plan;
+  readers_done_.store(0);
+  const int readers = config_.threads;
+  const int n = readers + (plan.extra_writer ? 1 : 0);
+  int64_t expected = 0;
+  if (plan.method == &Runner::WriteSeq || plan.method == &Runner::WriteRandom ||
+      plan.method == &Runner::DeleteSeq ||
+      plan.method == &Runner::DeleteRandom) {
+    expected = plan.num * readers;
+  } else if (plan.method != &Runner::Compact) {
+    expected = plan.reads * readers;
+  }
+  ProgressMeter progress(name, expected);
+
+  std::vector<std::unique_ptr<ThreadState>> states;
+  for (int i = 0; i < n; i++) {
+    states.push_back(std::make_unique<ThreadState>(
+        i, config_.seed + static_cast<uint64_t>(i), config_.key_size,
+        config_.histogram, i < readers ? &progress : nullptr));
+  }
+  // All threads start their clocks together, once every one is ready.
+  absl::BlockingCounter ready(n);
+  absl::Notification go;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; i++) {
+    ThreadState* t = states[i].get();
+    threads.emplace_back([this, t, &ready, &go, method = plan.method] {
+      ready.DecrementCount();
+      go.WaitForNotification();
+      t->stats.Start();
+      (this->*method)(t);
+      t->stats.Stop();
+    });
+  }
+  ready.Wait();
+  go.Notify();
+  for (std::thread& th : threads) th.join();
+
+  for (const auto& t : states) {
+    if (!t->status.ok()) return t->status;
+  }
+  // The readers' stats only: readwhilewriting's writer is background load.
+  Stats merged(config_.histogram, nullptr);
+  int64_t found = 0, attempted = 0, writes = 0;
+  for (int i = 0; i < n; i++) {
+    if (i < readers) {
+      merged.Merge(states[i]->stats);
+      found += states[i]->found;
+      attempted += states[i]->attempted;
+    }
+    writes += states[i]->writes;
+  }
+  *result = ResultFromStats(name, merged, config_.histogram);
+  if (plan.report_found) {
+    result->message = absl::StrFormat("(%d of %d found)", found, attempted);
+  }
+  if (plan.extra_writer) {
+    result->message += absl::StrFormat("; %d writes meanwhile", writes);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace siftdb::bench

@@ -1,0 +1,171 @@
+// Copyright (c) siftdb authors.
+//
+// The workloads of db_bench, one per LevelDB benchmark, each run by every
+// worker thread (so --threads=4 fillseq writes the sequence four times, as
+// LevelDB's does). Semantics follow LevelDB's db_bench: random keys are
+// drawn uniformly from [0, num) with repeats, so after fillrandom about
+// 1 - 1/e of the keys exist.
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "bench/db_bench/runner.h"
+
+namespace siftdb::bench {
+namespace {
+
+// Uniform in [0, range); 0 for an empty range.
+uint64_t Pick(Random* rand, int64_t range) {
+  if (range <= 0) return 0;
+  if (range <= std::numeric_limits<uint32_t>::max()) {
+    return rand->Uniform(static_cast<uint32_t>(range));
+  }
+  return rand->Next64() % static_cast<uint64_t>(range);
+}
+
+}  // namespace
+
+void Runner::WriteSeq(ThreadState* t) { DoWrite(t, /*seq=*/true); }
+void Runner::WriteRandom(ThreadState* t) { DoWrite(t, /*seq=*/false); }
+
+void Runner::DoWrite(ThreadState* t, bool seq) {
+  ValueGenerator values(config_.compression_ratio,
+                        static_cast<size_t>(plan_.value_size),
+                        config_.seed + static_cast<uint64_t>(t->tid));
+  t->stats.Start();  // the value pool is not part of the measurement
+  const size_t value_size = static_cast<size_t>(plan_.value_size);
+  for (int64_t i = 0; i < plan_.num; i++) {
+    const uint64_t k =
+        seq ? static_cast<uint64_t>(i) : Pick(&t->rand, plan_.num);
+    std::string_view key = t->keys.Key(k);
+    absl::Status s = engine_->Put(plan_.sync, key, values.Generate(value_size));
+    if (!s.ok()) {
+      t->status = s;
+      return;
+    }
+    t->stats.AddBytes(static_cast<int64_t>(key.size() + value_size));
+    t->stats.FinishedOps();
+  }
+}
+
+void Runner::ReadRandom(ThreadState* t) {
+  ReadKeys(t, plan_.num, /*missing=*/false);
+}
+
+// Keys "k." that sort between stored keys: the index cannot rule them out,
+// only a filter can.
+void Runner::ReadMissing(ThreadState* t) {
+  ReadKeys(t, plan_.num, /*missing=*/true);
+}
+
+// Reads within the first 1% of the key space.
+void Runner::ReadHot(ThreadState* t) {
+  ReadKeys(t, (plan_.num + 99) / 100, /*missing=*/false);
+}
+
+void Runner::ReadKeys(ThreadState* t, int64_t range, bool missing) {
+  std::string value;
+  for (int64_t i = 0; i < plan_.reads; i++) {
+    const uint64_t k = Pick(&t->rand, range);
+    std::string_view key = missing ? t->keys.MissingKey(k) : t->keys.Key(k);
+    absl::StatusOr<bool> found = engine_->Get(key, &value);
+    if (!found.ok()) {
+      t->status = found.status();
+      return;
+    }
+    if (*found) t->found++;
+    t->attempted++;
+    t->stats.FinishedOps();
+  }
+}
+
+void Runner::ReadSequential(ThreadState* t) {
+  std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
+  int64_t i = 0;
+  for (cursor->SeekToFirst(); i < plan_.reads && cursor->Valid();
+       cursor->Next()) {
+    t->stats.AddBytes(
+        static_cast<int64_t>(cursor->key().size() + cursor->value().size()));
+    t->stats.FinishedOps();
+    i++;
+  }
+  t->status = cursor->status();
+}
+
+void Runner::ReadReverse(ThreadState* t) {
+  std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
+  int64_t i = 0;
+  for (cursor->SeekToLast(); i < plan_.reads && cursor->Valid();
+       cursor->Prev()) {
+    t->stats.AddBytes(
+        static_cast<int64_t>(cursor->key().size() + cursor->value().size()));
+    t->stats.FinishedOps();
+    i++;
+  }
+  t->status = cursor->status();
+}
+
+// Like LevelDB's: a new iterator for every seek, so the cost includes
+// creating it.
+void Runner::SeekRandom(ThreadState* t) {
+  for (int64_t i = 0; i < plan_.reads; i++) {
+    std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
+    std::string_view key = t->keys.Key(Pick(&t->rand, plan_.num));
+    cursor->Seek(key);
+    if (cursor->Valid() && cursor->key() == key) t->found++;
+    t->attempted++;
+    if (absl::Status s = cursor->status(); !s.ok()) {
+      t->status = s;
+      return;
+    }
+    t->stats.FinishedOps();
+  }
+}
+
+void Runner::DeleteSeq(ThreadState* t) { DoDelete(t, /*seq=*/true); }
+void Runner::DeleteRandom(ThreadState* t) { DoDelete(t, /*seq=*/false); }
+
+void Runner::DoDelete(ThreadState* t, bool seq) {
+  for (int64_t i = 0; i < plan_.num; i++) {
+    const uint64_t k =
+        seq ? static_cast<uint64_t>(i) : Pick(&t->rand, plan_.num);
+    absl::Status s = engine_->Delete(plan_.sync, t->keys.Key(k));
+    if (!s.ok()) {
+      t->status = s;
+      return;
+    }
+    t->stats.FinishedOps();
+  }
+}
+
+// Threads 0..threads-1 read random keys; one more thread overwrites random
+// keys until every reader is done. Only the readers are measured.
+void Runner::ReadWhileWriting(ThreadState* t) {
+  if (t->tid < config_.threads) {
+    ReadRandom(t);
+    readers_done_.fetch_add(1);
+    return;
+  }
+  ValueGenerator values(config_.compression_ratio,
+                        static_cast<size_t>(plan_.value_size),
+                        config_.seed + static_cast<uint64_t>(t->tid));
+  const size_t value_size = static_cast<size_t>(plan_.value_size);
+  while (readers_done_.load() < config_.threads) {
+    std::string_view key = t->keys.Key(Pick(&t->rand, plan_.num));
+    absl::Status s = engine_->Put(false, key, values.Generate(value_size));
+    if (!s.ok()) {
+      t->status = s;
+      return;
+    }
+    t->writes++;
+  }
+}
+
+void Runner::Compact(ThreadState* t) {
+  t->status = engine_->CompactAll();
+  t->stats.FinishedOps();
+}
+
+}  // namespace siftdb::bench
