@@ -142,6 +142,7 @@ class PosixWritableFile final : public WritableFile {
 
   absl::Status Append(std::string_view data) override {
     if (fd_ < 0) return ClosedError("append");
+    if (data.empty()) return absl::OkStatus();  // data() may be null
     const size_t fits = std::min(data.size(), kWritableBufferSize - pos_);
     std::memcpy(buf_.get() + pos_, data.data(), fits);
     pos_ += fits;
