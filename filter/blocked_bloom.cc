@@ -6,16 +6,19 @@
 #include <cmath>
 #include <limits>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIFTDB_BLOCKED_BLOOM_AVX2 1
+#include <immintrin.h>
+#endif
+
 namespace siftdb {
 
 namespace {
 
-// Sets the k probe bits of `hash` in its block.
-inline void AddHash(uint64_t hash, uint8_t* block, int k) {
-  uint32_t x = static_cast<uint32_t>(hash);
+// Sets the k probe bits of a key whose low hash half is lo in its block.
+inline void SetProbes(uint8_t* block, uint32_t lo, int k) {
   for (int i = 0; i < k; ++i) {
-    x *= kBlockedProbeMultiplier;
-    SetFilterBit(block, x >> 23);
+    SetFilterBit(block, (lo * kBlockedProbePowers.v[i]) >> 23);
   }
 }
 
@@ -31,15 +34,24 @@ uint32_t BlockedBloomNumBlocks(size_t n, double bits_per_key) {
   return static_cast<uint32_t>(blocks);
 }
 
-void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
-                       int k, std::string* dst) {
-  // Out-of-contract arguments are normalized rather than trusted.
-  num_blocks = std::max<uint32_t>(num_blocks, 1);
-  k = std::clamp(k, 1, kMaxProbes);
-  const size_t start = dst->size();
-  const size_t bytes = size_t{num_blocks} * kBlockBytes;
-  dst->resize(start + bytes + kFilterTrailerSize, '\0');
-  uint8_t* bits = reinterpret_cast<uint8_t*>(dst->data() + start);
+BlockedBloomWriter::BlockedBloomWriter(uint32_t num_blocks, int k,
+                                       std::string* dst)
+    : dst_(dst),
+      offset_(dst->size()),
+      // Out-of-contract arguments are normalized rather than trusted.
+      num_blocks_(std::max<uint32_t>(num_blocks, 1)),
+      k_(std::clamp(k, 1, kMaxProbes)) {
+  const size_t bytes = size_t{num_blocks_} * kBlockBytes;
+  dst_->resize(offset_ + bytes + kFilterTrailerSize, '\0');
+  FilterTrailer trailer;
+  trailer.param = num_blocks_;
+  trailer.k = static_cast<uint8_t>(k_);
+  trailer.kind = FilterKind::kBlocked;
+  EncodeFilterTrailer(trailer, dst_->data() + offset_ + bytes);
+}
+
+void BlockedBloomWriter::Add(const uint64_t* hashes, size_t n) {
+  uint8_t* bits = reinterpret_cast<uint8_t*>(dst_->data() + offset_);
   // Blocks are random cache lines: prefetch a few keys ahead so the misses
   // overlap instead of serializing.
   constexpr size_t kPrefetchDistance = 8;
@@ -47,20 +59,20 @@ void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
     if (i + kPrefetchDistance < n) {
       __builtin_prefetch(
           bits + size_t{BlockedBloomBlockIndex(hashes[i + kPrefetchDistance],
-                                               num_blocks)} *
+                                               num_blocks_)} *
                      kBlockBytes,
           /*rw=*/1);
     }
-    AddHash(hashes[i],
-            bits + size_t{BlockedBloomBlockIndex(hashes[i], num_blocks)} *
-                       kBlockBytes,
-            k);
+    SetProbes(bits + size_t{BlockedBloomBlockIndex(hashes[i], num_blocks_)} *
+                         kBlockBytes,
+              static_cast<uint32_t>(hashes[i]), k_);
   }
-  FilterTrailer trailer;
-  trailer.param = num_blocks;
-  trailer.k = static_cast<uint8_t>(k);
-  trailer.kind = FilterKind::kBlocked;
-  EncodeFilterTrailer(trailer, dst->data() + start + bytes);
+}
+
+void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
+                       int k, std::string* dst) {
+  BlockedBloomWriter writer(num_blocks, k, dst);
+  writer.Add(hashes, n);
 }
 
 std::vector<uint64_t> BlockedBloomProbeBits(uint64_t hash, uint32_t num_blocks,
@@ -69,12 +81,91 @@ std::vector<uint64_t> BlockedBloomProbeBits(uint64_t hash, uint32_t num_blocks,
   if (num_blocks == 0) return out;
   const uint64_t base =
       uint64_t{BlockedBloomBlockIndex(hash, num_blocks)} * kBlockBits;
+  // The specification's sequential form (docs/filter_format.md).
   uint32_t x = static_cast<uint32_t>(hash);
   for (int i = 0; i < k; ++i) {
     x *= kBlockedProbeMultiplier;
     out.push_back(base + (x >> 23));
   }
   return out;
+}
+
+bool BlockedBloomProbeScalar(const uint8_t* block, uint32_t lo, int k) {
+  // Probe bit b is bit 7 - (b & 7) of byte b >> 3; shifting that byte left
+  // by (b & 7) brings the bit to position 7 for every probe.
+  uint32_t acc = 0x80;
+  for (int i = 0; i < k; ++i) {
+    const uint32_t x = lo * kBlockedProbePowers.v[i];
+    acc &= static_cast<uint32_t>(block[x >> 26]) << ((x >> 23) & 7);
+  }
+  return acc != 0;
+}
+
+#ifdef SIFTDB_BLOCKED_BLOOM_AVX2
+
+namespace {
+
+// Eight probes at a time. The block is sixteen 32-bit little-endian words
+// in two registers; probe bit b (0..511) is in word b >> 5, and since bytes
+// are MSB-first (Redis order) at bit (b & 24) + 7 - (b & 7) = (b ^ 7) & 31
+// of that word.
+__attribute__((target("avx2"))) bool ProbeAvx2(const uint8_t* block,
+                                               uint32_t lo, int k) {
+  const __m256i lo_v = _mm256_set1_epi32(static_cast<int>(lo));
+  const __m256i low_words =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
+  const __m256i high_words =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i seven = _mm256_set1_epi32(7);
+  const __m256i low5 = _mm256_set1_epi32(31);
+  const __m256i one = _mm256_set1_epi32(1);
+  for (int base = 0; base < k; base += 8) {
+    const __m256i x = _mm256_mullo_epi32(
+        lo_v, _mm256_load_si256(reinterpret_cast<const __m256i*>(
+                  &kBlockedProbePowers.v[base])));
+    const __m256i bit = _mm256_srli_epi32(x, 23);
+    const __m256i word = _mm256_srli_epi32(bit, 5);
+    // permutevar uses the low 3 bits of `word`; bit 3 picks the half, moved
+    // to the sign bit for the blend.
+    const __m256i from_low = _mm256_permutevar8x32_epi32(low_words, word);
+    const __m256i from_high = _mm256_permutevar8x32_epi32(high_words, word);
+    const __m256i words = _mm256_castps_si256(_mm256_blendv_ps(
+        _mm256_castsi256_ps(from_low), _mm256_castsi256_ps(from_high),
+        _mm256_castsi256_ps(_mm256_slli_epi32(word, 28))));
+    __m256i mask = _mm256_sllv_epi32(
+        one, _mm256_and_si256(_mm256_xor_si256(bit, seven), low5));
+    // Lanes past k test nothing.
+    mask = _mm256_and_si256(
+        mask, _mm256_cmpgt_epi32(_mm256_set1_epi32(k - base), lane));
+    // testc: (~words & mask) == 0, i.e. every probed bit is set.
+    if (!_mm256_testc_si256(words, mask)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+BlockedProbeFn BlockedBloomProbeAvx2() {
+  static const bool has_avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has_avx2 ? &ProbeAvx2 : nullptr;
+}
+
+#else  // !SIFTDB_BLOCKED_BLOOM_AVX2
+
+BlockedProbeFn BlockedBloomProbeAvx2() { return nullptr; }
+
+#endif  // SIFTDB_BLOCKED_BLOOM_AVX2
+
+BlockedProbeFn BlockedBloomBestProbe() {
+  static const BlockedProbeFn best = [] {
+    const BlockedProbeFn avx2 = BlockedBloomProbeAvx2();
+    return avx2 != nullptr ? avx2 : &BlockedBloomProbeScalar;
+  }();
+  return best;
 }
 
 ParsedBlockedBloom::ParsedBlockedBloom(std::string_view filter) {
@@ -88,6 +179,7 @@ ParsedBlockedBloom::ParsedBlockedBloom(std::string_view filter) {
     return;
   }
   bits_ = reinterpret_cast<const uint8_t*>(filter.data());
+  probe_ = BlockedBloomBestProbe();
   num_blocks_ = t.param;
   k_ = t.k;
 }

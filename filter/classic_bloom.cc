@@ -16,30 +16,47 @@ uint32_t ClassicBloomNumBits(size_t n, double bits_per_key) {
   return (static_cast<uint32_t>(bits) + 7) & ~uint32_t{7};
 }
 
-void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
-                       std::string* dst) {
-  // Out-of-contract arguments are normalized rather than trusted.
-  m = m > kClassicMaxBits ? kClassicMaxBits
-                          : std::max<uint32_t>(8, (m + 7) & ~uint32_t{7});
-  k = std::clamp(k, 1, kMaxProbes);
-  const size_t start = dst->size();
-  const size_t bytes = size_t{m} / 8;
-  dst->resize(start + bytes + kFilterTrailerSize, '\0');
-  uint8_t* bits = reinterpret_cast<uint8_t*>(dst->data() + start);
+namespace {
+
+// Out-of-contract sizes are normalized rather than trusted.
+uint32_t NormalizeBits(uint32_t m) {
+  if (m > kClassicMaxBits) return kClassicMaxBits;
+  return std::max<uint32_t>(8, (m + 7) & ~uint32_t{7});
+}
+
+}  // namespace
+
+ClassicBloomWriter::ClassicBloomWriter(uint32_t m, int k, std::string* dst)
+    : dst_(dst),
+      offset_(dst->size()),
+      m_(NormalizeBits(m)),
+      k_(std::clamp(k, 1, kMaxProbes)) {
+  const size_t bytes = size_t{m_} / 8;
+  dst_->resize(offset_ + bytes + kFilterTrailerSize, '\0');
+  FilterTrailer trailer;
+  trailer.param = m_;
+  trailer.k = static_cast<uint8_t>(k_);
+  trailer.kind = FilterKind::kClassic;
+  EncodeFilterTrailer(trailer, dst_->data() + offset_ + bytes);
+}
+
+void ClassicBloomWriter::Add(const uint64_t* hashes, size_t n) {
+  uint8_t* bits = reinterpret_cast<uint8_t*>(dst_->data() + offset_);
   for (size_t i = 0; i < n; ++i) {
-    uint32_t pos = static_cast<uint32_t>(hashes[i]) % m;
-    const uint32_t step = static_cast<uint32_t>(hashes[i] >> 32) % m;
-    for (int j = 0; j < k; ++j) {
+    uint32_t pos = static_cast<uint32_t>(hashes[i]) % m_;
+    const uint32_t step = static_cast<uint32_t>(hashes[i] >> 32) % m_;
+    for (int j = 0; j < k_; ++j) {
       SetFilterBit(bits, pos);
-      const uint64_t next = uint64_t{pos} + step;
-      pos = static_cast<uint32_t>(next >= m ? next - m : next);
+      const uint64_t next = uint64_t{pos} + step;  // < 2m, no overflow
+      pos = static_cast<uint32_t>(next >= m_ ? next - m_ : next);
     }
   }
-  FilterTrailer trailer;
-  trailer.param = m;
-  trailer.k = static_cast<uint8_t>(k);
-  trailer.kind = FilterKind::kClassic;
-  EncodeFilterTrailer(trailer, dst->data() + start + bytes);
+}
+
+void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
+                       std::string* dst) {
+  ClassicBloomWriter writer(m, k, dst);
+  writer.Add(hashes, n);
 }
 
 std::vector<uint64_t> ClassicBloomProbeBits(uint64_t hash, uint32_t m, int k) {

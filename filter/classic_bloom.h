@@ -14,7 +14,8 @@
 // Full specification: docs/filter_format.md.
 //
 // Thread safety: the free functions are pure; ParsedClassicBloom is an
-// immutable view and may be shared across threads.
+// immutable view and may be shared across threads; a ClassicBloomWriter
+// belongs to one thread.
 
 #ifndef SIFTDB_FILTER_CLASSIC_BLOOM_H_
 #define SIFTDB_FILTER_CLASSIC_BLOOM_H_
@@ -40,11 +41,30 @@ inline constexpr uint32_t kClassicMaxBits = 0xFFFFFFF8u;
 // bits_per_key must be > 0.
 uint32_t ClassicBloomNumBits(size_t n, double bits_per_key);
 
-// Appends to *dst a classic filter of m bits (a multiple of 8, >= 8; other
-// values are rounded up) and k
-// (1..kMaxProbes) probes holding the n hashes: m / 8 + kFilterTrailerSize
-// bytes. m is a whole number of bytes so that the trailer's m is fully
-// determined by (and checked against) the filter's size.
+// Lays out a classic filter of m bits and k probes at the end of *dst (bit
+// array zeroed and trailer written on construction); Add() sets the probes
+// of hashes, in any number of pieces. m should be a multiple of 8 (others
+// are rounded up, and clamped to [8, kClassicMaxBits]); k is clamped to
+// 1..kMaxProbes. m is a whole number of bytes so that the trailer's m is
+// fully determined by (and checked against) the filter's size. *dst must
+// outlive the writer and not be changed by anyone else meanwhile. Appends
+// m / 8 + kFilterTrailerSize bytes.
+class ClassicBloomWriter {
+ public:
+  ClassicBloomWriter(uint32_t m, int k, std::string* dst);
+  ClassicBloomWriter(const ClassicBloomWriter&) = delete;
+  ClassicBloomWriter& operator=(const ClassicBloomWriter&) = delete;
+
+  void Add(const uint64_t* hashes, size_t n);
+
+ private:
+  std::string* const dst_;
+  const size_t offset_;
+  const uint32_t m_;
+  const int k_;
+};
+
+// One-shot form: appends a filter over hashes[0, n) to *dst.
 void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
                        std::string* dst);
 

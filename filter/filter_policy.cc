@@ -40,6 +40,46 @@ double SanitizeBitsPerKey(double bits_per_key) {
 
 enum class Mode { kBlocked, kClassic };
 
+// The hashes of the keys added so far, in fixed-size chunks: growing never
+// copies, and each 64 KiB chunk comes from the allocator's reusable heap
+// rather than a fresh mapping (a doubling std::vector of a million hashes
+// spent most of AddKey's time in page faults and copies).
+class HashList {
+ public:
+  HashList() = default;
+  HashList(const HashList&) = delete;
+  HashList& operator=(const HashList&) = delete;
+
+  void Add(uint64_t hash) {
+    if (used_ == kChunkHashes) {
+      chunks_.emplace_back(new uint64_t[kChunkHashes]);  // uninitialized
+      used_ = 0;
+    }
+    chunks_.back()[used_++] = hash;
+  }
+  bool empty() const { return chunks_.empty(); }
+  uint64_t back() const { return chunks_.back()[used_ - 1]; }
+  size_t size() const {
+    return chunks_.empty() ? 0 : (chunks_.size() - 1) * kChunkHashes + used_;
+  }
+  // Calls fn(const uint64_t* hashes, size_t n) for each chunk in order.
+  template <typename Fn>
+  void ForEachChunk(Fn&& fn) const {
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+      fn(chunks_[i].get(), i + 1 == chunks_.size() ? used_ : kChunkHashes);
+    }
+  }
+  void Clear() {
+    chunks_.clear();
+    used_ = kChunkHashes;
+  }
+
+ private:
+  static constexpr size_t kChunkHashes = 8192;
+  std::vector<std::unique_ptr<uint64_t[]>> chunks_;
+  size_t used_ = kChunkHashes;  // in chunks_.back(); full when no chunks
+};
+
 // Collects one hash per added key; lays them out at Finish().
 class BloomBitsBuilder final : public FilterBitsBuilder {
  public:
@@ -51,7 +91,7 @@ class BloomBitsBuilder final : public FilterBitsBuilder {
     if (bits_per_key_ <= 0) return;  // disabled: the filter will be empty
     const uint64_t h = FilterKeyHash(key);
     // Keys usually arrive sorted, so a repeated key is the previous one.
-    if (hashes_.empty() || hashes_.back() != h) hashes_.push_back(h);
+    if (hashes_.empty() || hashes_.back() != h) hashes_.Add(h);
   }
 
   size_t NumAdded() const override { return num_added_; }
@@ -60,14 +100,18 @@ class BloomBitsBuilder final : public FilterBitsBuilder {
     if (bits_per_key_ > 0) {
       const size_t n = hashes_.size();
       if (mode_ == Mode::kBlocked) {
-        BuildBlockedBloom(hashes_.data(), n,
-                          BlockedBloomNumBlocks(n, bits_per_key_), k_, dst);
+        BlockedBloomWriter writer(BlockedBloomNumBlocks(n, bits_per_key_), k_,
+                                  dst);
+        hashes_.ForEachChunk(
+            [&](const uint64_t* h, size_t count) { writer.Add(h, count); });
       } else {
-        BuildClassicBloom(hashes_.data(), n,
-                          ClassicBloomNumBits(n, bits_per_key_), k_, dst);
+        ClassicBloomWriter writer(ClassicBloomNumBits(n, bits_per_key_), k_,
+                                  dst);
+        hashes_.ForEachChunk(
+            [&](const uint64_t* h, size_t count) { writer.Add(h, count); });
       }
     }
-    hashes_.clear();
+    hashes_.Clear();
     num_added_ = 0;
   }
 
@@ -75,7 +119,7 @@ class BloomBitsBuilder final : public FilterBitsBuilder {
   const Mode mode_;
   const double bits_per_key_;  // 0: disabled
   const int k_;
-  std::vector<uint64_t> hashes_;
+  HashList hashes_;
   size_t num_added_ = 0;
 };
 

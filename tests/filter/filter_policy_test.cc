@@ -62,7 +62,8 @@ class FilterPolicyTest : public ::testing::TestWithParam<Kind> {
   }
 };
 
-// Every size 1..2000, then a geometric sweep (x1.03) up to 10,000.
+// Every size 1..2000, then a geometric sweep (x1.03) up to 10,000, and the
+// builder's chunk boundaries.
 std::vector<size_t> SweepSizes() {
   std::vector<size_t> sizes;
   for (size_t n = 1; n <= 2000; ++n) sizes.push_back(n);
@@ -70,6 +71,8 @@ std::vector<size_t> SweepSizes() {
     sizes.push_back(static_cast<size_t>(n));
   }
   sizes.push_back(10000);
+  // The builder stores hashes in chunks of 8192.
+  for (size_t n : {8191, 8192, 8193, 16384, 16385}) sizes.push_back(n);
   return sizes;
 }
 
