@@ -1,0 +1,211 @@
+// Copyright (c) siftdb authors.
+//
+// Smoke tests of the db_bench program with tiny runs: the LevelDB output
+// format that scripts parse, the found counts, the filter savings line,
+// --histogram, --use_existing_db, --threads and bad flags. No timing is
+// asserted, only formats and counts.
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+#include "tests/tools/tool_runner.h"
+
+namespace siftdb::test {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+class DbBenchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_bench_ = FindTool("bench/db_bench");
+    if (db_bench_.empty()) {
+      GTEST_SKIP() << "db_bench is not built ($SIFTDB_BINARY_DIR)";
+    }
+  }
+
+  ToolResult Bench(std::vector<std::string> args) {
+    args.push_back("--db=" + dir_.Join("db"));
+    return RunTool(db_bench_, args, dir_.path());
+  }
+
+  // The report line of benchmark `name` (the n-th one, from 0), or "".
+  static std::string LineOf(const std::string& out, const std::string& name,
+                            int n = 0) {
+    for (const std::string& line : Lines(out)) {
+      if (line.rfind(name + " ", 0) == 0 && n-- == 0) return line;
+    }
+    return "";
+  }
+
+  static bool Matches(const std::string& line, const std::string& re) {
+    return std::regex_match(line, std::regex(re));
+  }
+
+  TempDir dir_;
+  std::string db_bench_;
+};
+
+// A number with three decimals, as LevelDB prints micros/op.
+constexpr char kMicros[] = R"( *[0-9]+\.[0-9]{3} micros/op;)";
+
+TEST_F(DbBenchTest, SmokeRunPrintsLevelDBFormat) {
+  ToolResult r =
+      Bench({"--num=1000",
+             "--benchmarks=fillseq,readrandom,readmissing,readseq,stats"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = Lines(r.out);
+  EXPECT_THAT(lines, Contains("Keys:       16 bytes each"));
+  EXPECT_THAT(
+      lines,
+      Contains("Values:     100 bytes each (50 bytes after compression)"));
+  EXPECT_THAT(lines, Contains("Entries:    1000"));
+  EXPECT_THAT(lines, Contains("Filter:     10 bits/key Bloom"));
+  EXPECT_THAT(r.out, HasSubstr("siftdb:     version "));
+  EXPECT_THAT(r.out, HasSubstr("CPU:        "));
+  EXPECT_THAT(r.out, HasSubstr("RawSize:    0.1 MB (estimated)"));
+
+  const std::string fill = LineOf(r.out, "fillseq");
+  EXPECT_TRUE(Matches(fill, std::string("fillseq      :") + kMicros +
+                                R"( +[0-9]+\.[0-9] MB/s)"))
+      << fill;
+  const std::string read = LineOf(r.out, "readrandom");
+  EXPECT_TRUE(Matches(read, std::string("readrandom   :") + kMicros +
+                                R"( \(1000 of 1000 found\); filters saved )"
+                                R"([0-9]+ block reads)"))
+      << read;
+  const std::string missing = LineOf(r.out, "readmissing");
+  EXPECT_TRUE(Matches(missing, std::string("readmissing  :") + kMicros +
+                                   R"( \(0 of 1000 found\); filters saved )"
+                                   R"([0-9]+ block reads)"))
+      << missing;
+  const std::string seq = LineOf(r.out, "readseq");
+  EXPECT_TRUE(Matches(
+      seq, std::string("readseq      :") + kMicros + R"( +[0-9]+\.[0-9] MB/s)"))
+      << seq;
+}
+
+// With a small write buffer the keys reach tables, and the absent keys
+// (which sort between stored ones) are rejected by the filters.
+TEST_F(DbBenchTest, FiltersSaveBlockReadsForMissingKeys) {
+  ToolResult r = Bench({"--num=20000", "--write_buffer_size=65536",
+                        "--benchmarks=fillrandom,compact,readmissing"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string missing = LineOf(r.out, "readmissing");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      missing, m,
+      std::regex(R"(\(0 of 20000 found\); filters saved ([0-9]+))")))
+      << missing;
+  // 10 bits/key: about 1% false positives.
+  EXPECT_GT(std::stoll(m[1]), 18000) << missing;
+
+  r = Bench({"--num=20000", "--write_buffer_size=65536", "--bloom_bits=0",
+             "--benchmarks=fillrandom,compact,readmissing"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Filter:     none"));
+  EXPECT_THAT(LineOf(r.out, "readmissing"), HasSubstr("filters saved 0 "));
+}
+
+TEST_F(DbBenchTest, ReadRandomAfterFillRandomFindsAboutTwoThirds) {
+  ToolResult r = Bench({"--num=10000", "--benchmarks=fillrandom,readrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  const std::string read = LineOf(r.out, "readrandom");
+  ASSERT_TRUE(
+      std::regex_search(read, m, std::regex(R"(\(([0-9]+) of 10000 found\))")))
+      << read;
+  // Uniform keys with repeats: 1 - 1/e of them exist (0.632).
+  EXPECT_GT(std::stoi(m[1]), 5800);
+  EXPECT_LT(std::stoi(m[1]), 6800);
+}
+
+TEST_F(DbBenchTest, HistogramPrintsPercentiles) {
+  ToolResult r =
+      Bench({"--num=500", "--histogram", "--benchmarks=fillseq,readrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Microseconds per op:"));
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(P50: [0-9.]+ P99: [0-9.]+ P99\.9: [0-9.]+ )"
+                        R"(Max: [0-9.]+)")))
+      << r.out;
+}
+
+TEST_F(DbBenchTest, ThreadsEachRunTheWorkload) {
+  ToolResult r =
+      Bench({"--num=1000", "--threads=2", "--benchmarks=fillseq,readrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Threads:    2"));
+  EXPECT_THAT(LineOf(r.out, "readrandom"), HasSubstr("(2000 of 2000 found)"));
+}
+
+TEST_F(DbBenchTest, EveryBenchmarkRuns) {
+  ToolResult r = Bench(
+      {"--num=2000", "--reads=500",
+       "--benchmarks=fillseq,fillsync,fillrandom,overwrite,readrandom,"
+       "readmissing,readhot,readseq,readreverse,seekrandom,readwhilewriting,"
+       "deleteseq,deleterandom,compact,fill100K,stats,sstables,crc32c"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name :
+       {"fillseq", "fillsync", "fillrandom", "overwrite", "readrandom",
+        "readmissing", "readhot", "readseq", "readreverse", "seekrandom",
+        "readwhilewriting", "deleteseq", "deleterandom", "compact",
+        "fill100K"}) {
+    EXPECT_TRUE(Matches(LineOf(r.out, name),
+                        std::string(name) + " *:" + kMicros + ".*"))
+        << name << ": " << LineOf(r.out, name);
+  }
+  EXPECT_THAT(LineOf(r.out, "seekrandom"), HasSubstr(" of 500 found)"));
+  EXPECT_THAT(LineOf(r.out, "crc32c"), HasSubstr(": skipped ("));
+}
+
+TEST_F(DbBenchTest, UseExistingDbSkipsFillsAndReadsOldData) {
+  ToolResult r = Bench({"--num=1000", "--benchmarks=fillseq"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Bench(
+      {"--num=1000", "--use_existing_db", "--benchmarks=fillseq,readrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(LineOf(r.out, "fillseq"),
+            "fillseq      : skipped (--use_existing_db is true)");
+  EXPECT_THAT(LineOf(r.out, "readrandom"), HasSubstr("(1000 of 1000 found)"));
+}
+
+TEST_F(DbBenchTest, KeysAreZeroPaddedDecimal) {
+  const std::string ldb = FindTool("tools/ldb");
+  if (ldb.empty()) GTEST_SKIP() << "ldb is not built";
+  ToolResult r = Bench({"--num=3", "--benchmarks=fillseq"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunTool(ldb, {"--db=" + dir_.Join("db"), "scan", "--limit=3"},
+              dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].substr(0, 21), "0000000000000000 ==> ");
+  EXPECT_EQ(lines[2].substr(0, 21), "0000000000000002 ==> ");
+  EXPECT_EQ(lines[0].size(), 21u + 100u);  // 100-byte values
+}
+
+TEST_F(DbBenchTest, BadFlagsFail) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{
+           {"--benchmarks=fillseq,nosuchbench"},
+           {"--threads=0"},
+           {"--compression=lz4"},
+           {"--compression_ratio=0"},
+           {"--engines=nosuchengine"},
+           {"--no_such_flag=1"}}) {
+    ToolResult r = Bench(args);
+    EXPECT_NE(r.exit_code, 0) << args[0];
+    EXPECT_FALSE(r.err.empty()) << args[0];
+  }
+  ToolResult r = Bench({"--benchmarks=fillseq,nosuchbench"});
+  EXPECT_THAT(r.err, HasSubstr("unknown benchmark 'nosuchbench'"));
+}
+
+}  // namespace
+}  // namespace siftdb::test
