@@ -41,7 +41,7 @@ class SiftdbEngine final : public BenchEngine {
   std::string_view Name() const override { return "siftdb"; }
 
   std::string Description() const override {
-    return absl::StrFormat("siftdb %s", SIFTDB_VERSION);
+    return absl::StrFormat("version %s", SIFTDB_VERSION);
   }
 
   absl::Status Open(const EngineConfig& config,

@@ -33,7 +33,8 @@ ABSL_FLAG(double, compression_ratio, 0.5,
 ABSL_FLAG(bool, histogram, false,
           "Print latency percentiles (p50, p99, p99.9, max) per benchmark");
 ABSL_FLAG(uint64_t, seed, 301,
-          "Seed of the key and value generators (thread i uses seed + i)");
+          "Seed of the key and value generators (each thread of each "
+          "benchmark gets the next seed)");
 ABSL_FLAG(std::string, db, "",
           "Database directory; default /tmp/siftdb_bench-<uid>");
 ABSL_FLAG(bool, use_existing_db, false,

@@ -50,10 +50,9 @@ std::string MiB(double bytes) {
 std::string FormatHeader(const BenchConfig& config,
                          const std::vector<std::string>& engine_descriptions) {
   std::string out;
-  const char* label = "siftdb:";
-  for (const std::string& d : engine_descriptions) {
-    out += absl::StrFormat("%-12s%s\n", label, d);
-    label = "";
+  for (size_t i = 0; i < engine_descriptions.size(); i++) {
+    out += absl::StrFormat("%-12s%s\n", config.engines[i] + ":",
+                           engine_descriptions[i]);
   }
   const std::time_t now = std::time(nullptr);
   char date[64];

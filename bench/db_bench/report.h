@@ -19,7 +19,7 @@
 namespace siftdb::bench {
 
 // The header, ending with the dashed separator line. engine_descriptions:
-// one per engine, in run order.
+// one per engine of config.engines, in the same order.
 std::string FormatHeader(const BenchConfig& config,
                          const std::vector<std::string>& engine_descriptions);
 

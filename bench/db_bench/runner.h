@@ -111,6 +111,11 @@ class Runner {
   // Readers of readwhilewriting that have finished (the writer stops when
   // all have).
   std::atomic<int> readers_done_{0};
+  // Threads created so far: thread seeds are --seed + this count, so every
+  // benchmark draws a different (but reproducible) key sequence, as in
+  // LevelDB 1.23. Otherwise readrandom would read exactly the keys
+  // fillrandom wrote.
+  uint64_t threads_created_ = 0;
 };
 
 }  // namespace siftdb::bench

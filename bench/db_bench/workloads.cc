@@ -33,7 +33,7 @@ void Runner::WriteRandom(ThreadState* t) { DoWrite(t, /*seq=*/false); }
 void Runner::DoWrite(ThreadState* t, bool seq) {
   ValueGenerator values(config_.compression_ratio,
                         static_cast<size_t>(plan_.value_size),
-                        config_.seed + static_cast<uint64_t>(t->tid));
+                        t->rand.Next64());
   t->stats.Start();  // the value pool is not part of the measurement
   const size_t value_size = static_cast<size_t>(plan_.value_size);
   for (int64_t i = 0; i < plan_.num; i++) {
@@ -150,7 +150,7 @@ void Runner::ReadWhileWriting(ThreadState* t) {
   }
   ValueGenerator values(config_.compression_ratio,
                         static_cast<size_t>(plan_.value_size),
-                        config_.seed + static_cast<uint64_t>(t->tid));
+                        t->rand.Next64());
   const size_t value_size = static_cast<size_t>(plan_.value_size);
   while (readers_done_.load() < config_.threads) {
     std::string_view key = t->keys.Key(Pick(&t->rand, plan_.num));
