@@ -159,7 +159,9 @@ int Reader::ReadPhysicalRecord(std::string_view* result, uint64_t* offset) {
       // A block trailer (skip it), or at the end of the file the start of
       // a header that was never finished: a torn tail.
       if (!ReadNextBlock()) {
-        pending_zero_bytes_ = 0;  // zeros up to the end: a torn tail
+        // Only zeros after any deferred damage: a torn tail.
+        has_deferred_ = false;
+        deferred_bytes_ = 0;
         return kEof;
       }
       continue;
@@ -174,15 +176,22 @@ int Reader::ReadPhysicalRecord(std::string_view* result, uint64_t* offset) {
     if (type == kZeroType && length == 0 && AllZero(buffer_)) {
       // Zeros to the end of the block: damage if data follows, a torn
       // tail if only zeros do. Decided later.
-      if (pending_zero_bytes_ == 0) pending_zero_offset_ = record_offset;
-      pending_zero_bytes_ += buffer_.size();
+      DeferDamage(record_offset, buffer_.size(), "zero-filled region");
       buffer_ = {};
       continue;
     }
-    FlushPendingZeros();
+    // Non-zero data follows deferred damage: it was damage after all. The
+    // record in assembly is dropped before this one is read.
+    if (FlushDeferredDamage()) return kBadRecord;
 
     if (kHeaderSize + length > buffer_.size()) {
       const size_t dropped = buffer_.size();
+      if (AllZero(buffer_.substr(kHeaderSize))) {
+        // A header then zeros: torn if only zeros follow; decided later.
+        buffer_ = {};
+        DeferDamage(record_offset, dropped, "bad record length");
+        continue;
+      }
       // Reaching past the end of the file: the payload was cut off.
       if (DropRestOfBlockAtEof()) return kEof;
       ReportDamage(record_offset, dropped, "bad record length");
@@ -195,13 +204,17 @@ int Reader::ReadPhysicalRecord(std::string_view* result, uint64_t* offset) {
       const uint32_t actual =
           crc32c::Value(buffer_.data() + kHeaderSize - 1, 1 + length);
       if (actual != expected) {
+        // The length may be what is damaged, so nothing more in this block
+        // can be trusted: drop it all.
         const size_t dropped = buffer_.size();
-        const bool ends_block = (record_size == buffer_.size());
-        // A record ending exactly at the end of the file was torn by a
-        // crash. Otherwise the length may be what is damaged, so nothing
-        // more in this block can be trusted.
-        if (ends_block && DropRestOfBlockAtEof()) return kEof;
-        if (!ends_block) buffer_ = {};
+        const bool zeros_after = AllZero(buffer_.substr(record_size));
+        buffer_ = {};
+        if (zeros_after) {
+          // Torn by a crash if nothing but zeros follows to the end of the
+          // file; decided later.
+          DeferDamage(record_offset, dropped, "checksum mismatch");
+          continue;
+        }
         ReportDamage(record_offset, dropped, "checksum mismatch");
         return kBadRecord;
       }
@@ -214,11 +227,22 @@ int Reader::ReadPhysicalRecord(std::string_view* result, uint64_t* offset) {
   }
 }
 
-void Reader::FlushPendingZeros() {
-  if (pending_zero_bytes_ == 0) return;
-  const size_t bytes = pending_zero_bytes_;
-  pending_zero_bytes_ = 0;
-  ReportDamage(pending_zero_offset_, bytes, "zero-filled region");
+void Reader::DeferDamage(uint64_t offset, size_t bytes,
+                         std::string_view reason) {
+  if (!has_deferred_) {
+    has_deferred_ = true;
+    deferred_offset_ = offset;
+    deferred_reason_ = std::string(reason);
+  }
+  deferred_bytes_ += bytes;
+}
+
+bool Reader::FlushDeferredDamage() {
+  if (!has_deferred_) return false;
+  has_deferred_ = false;
+  ReportDamage(deferred_offset_, deferred_bytes_, deferred_reason_);
+  deferred_bytes_ = 0;
+  return true;
 }
 
 void Reader::ReportDamage(uint64_t offset, size_t bytes,

@@ -6,32 +6,39 @@
 //
 // Recovery semantics (the DB builds on these):
 // - Torn tail: the end of the log as a crash can leave it ends reading
-//   cleanly, with NO report to the Reporter. That is:
-//     * fewer than kHeaderSize bytes after the last complete record;
+//   cleanly, with NO report to the Reporter. That is, after the last
+//   intact record:
+//     * fewer than kHeaderSize bytes (a header cut short);
 //     * a header whose length reaches past the end of the file (the
-//       payload was cut off);
-//     * a record whose checksum fails and that ends exactly at the end of
-//       the file (its bytes were only partly written);
+//       payload was cut short);
+//     * a physical record whose checksum fails and after whose claimed
+//       end the file holds nothing or only zero bytes (partly written,
+//       and the file may have been extended with zeros);
+//     * a header with an impossible length followed by nothing but zero
+//       bytes;
+//     * zero bytes to the end of the file (extended but never written);
 //     * a kFirstType and possibly kMiddleType fragments with no kLastType
-//       before the end of the file;
-//     * zero bytes from some point to the end of the file (a file extended
-//       by the crash but never written; also what preallocation leaves).
+//       before any of the above.
+//   A record torn this way is dropped whole; everything before it is read.
 // - Damage: anything else the reader cannot use is reported through
 //   Reporter::Corruption(bytes_dropped, status) with a DataLoss status
 //   whose message names the file offset of the damaged physical record,
 //   e.g. "log record at offset 12345: checksum mismatch". Reasons:
-//   "checksum mismatch", "bad record length", "unknown record type N",
-//   "missing start of fragmented record", "partial record without end",
-//   "zero-filled region". After a bad checksum or a bad length the rest of
-//   the block is dropped (the length cannot be trusted); reading resumes
-//   at the next block, which always starts with a header. Every other
-//   kind drops just the affected record.
+//   "checksum mismatch", "bad record length" (a fragment would cross its
+//   block's end), "unknown record type N", "missing start of fragmented
+//   record" (bytes = the orphan's payload), "partial record without end"
+//   (bytes = what was assembled), "zero-filled region" (a block tail of
+//   zeros where a record should be, followed by data). After a bad
+//   checksum or a bad length the rest of the block is dropped (the length
+//   cannot be trusted); reading resumes at the next block, which always
+//   starts with a header. Every other kind drops just the affected
+//   record. Damage followed only by zeros is reported once non-zero data
+//   shows up after those zeros, with the zeros counted as dropped.
 // - I/O errors reading the file are reported with the file's status (not
 //   DataLoss) and end reading.
-// - Limits: damage that makes a header's length reach past the end of the
-//   file looks exactly like a torn payload and is treated as one; with
-//   checksum == false a partly written record at the tail is returned as
-//   is.
+// - Limits: a damaged length that reaches past the end of the file looks
+//   exactly like a torn payload and is treated as one; with checksum ==
+//   false a partly written record at the tail is returned as is.
 // - Whether damage is fatal is the caller's choice (the DB stops with
 //   DataLoss when paranoid_checks is set).
 //
@@ -104,8 +111,12 @@ class Reader {
   // Drops the rest of buffer_ and reads on; true when the file has no
   // byte after the dropped ones.
   bool DropRestOfBlockAtEof();
-  // Reports a pending zero-filled region: non-zero data follows it.
-  void FlushPendingZeros();
+  // Damage that is a torn tail if nothing but zeros follows it to the end
+  // of the file, and is reported (by FlushDeferredDamage, which returns
+  // whether there was any) as soon as anything else does. Consecutive
+  // deferrals merge into the first.
+  void DeferDamage(uint64_t offset, size_t bytes, std::string_view reason);
+  bool FlushDeferredDamage();
   void ReportDamage(uint64_t offset, size_t bytes, std::string_view reason);
   void ReportDrop(uint64_t offset, size_t bytes, absl::Status status);
 
@@ -122,10 +133,11 @@ class Reader {
   bool started_ = false;  // SkipToInitialBlock done
   // Skipping the tail fragments of a record cut by initial_offset_.
   bool resyncing_;
-  // A zero-filled region not yet known to be damage (it is, when
-  // non-zero data follows) or a torn tail (it reaches the end).
-  uint64_t pending_zero_offset_ = 0;
-  size_t pending_zero_bytes_ = 0;
+  // Deferred damage (see DeferDamage).
+  bool has_deferred_ = false;
+  uint64_t deferred_offset_ = 0;
+  uint64_t deferred_bytes_ = 0;
+  std::string deferred_reason_;
 };
 
 }  // namespace siftdb::log
