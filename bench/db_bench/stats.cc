@@ -2,6 +2,8 @@
 
 #include "bench/db_bench/stats.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -20,10 +22,11 @@ double SecondsBetween(Clock::time_point a, Clock::time_point b) {
 ProgressMeter::ProgressMeter(std::string name, int64_t expected_ops)
     : name_(std::move(name)),
       expected_ops_(expected_ops),
-      start_(Clock::now()) {}
+      start_(Clock::now()),
+      tty_(isatty(STDERR_FILENO) != 0) {}
 
 ProgressMeter::~ProgressMeter() {
-  if (printed_.load(std::memory_order_relaxed)) {
+  if (tty_ && printed_.load(std::memory_order_relaxed)) {
     std::fprintf(stderr, "\r%-72s\r", "");
     std::fflush(stderr);
   }
@@ -37,7 +40,7 @@ void ProgressMeter::Add(int64_t ops) {
   constexpr int64_t kSecond = 1000000000;
   if (now < static_cast<int64_t>(kQuietSeconds * kSecond)) return;
   int64_t last = last_report_nanos_.load(std::memory_order_relaxed);
-  if (now - last < kSecond) return;
+  if (now - last < (tty_ ? 1 : 10) * kSecond) return;
   // One thread wins the right to print this second's report.
   if (!last_report_nanos_.compare_exchange_strong(last, now)) return;
   std::string line = absl::StrFormat("%s: %d ops", name_, done);
@@ -47,7 +50,11 @@ void ProgressMeter::Add(int64_t ops) {
                                          static_cast<double>(expected_ops_));
   }
   line += absl::StrFormat(" in %.0f s", static_cast<double>(now) / kSecond);
-  std::fprintf(stderr, "\r%-72s", line.c_str());
+  if (tty_) {
+    std::fprintf(stderr, "\r%-72s", line.c_str());
+  } else {
+    std::fprintf(stderr, "... %s\n", line.c_str());
+  }
   std::fflush(stderr);
   printed_.store(true, std::memory_order_relaxed);
 }

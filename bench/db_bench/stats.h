@@ -23,9 +23,10 @@ namespace siftdb::bench {
 
 using Clock = std::chrono::steady_clock;
 
-// Prints "<name>: <ops> ops (<pct>%)" on stderr about once a second, but
-// only after the benchmark has run for kQuietSeconds, so short runs stay
-// silent. Clears its line when destroyed.
+// Prints "<name>: <ops> ops (<pct>%) in <t> s" on stderr once the benchmark
+// has run for kQuietSeconds (short runs stay silent): on a terminal one line
+// rewritten every second and cleared at the end, otherwise a line every ten
+// seconds.
 class ProgressMeter {
  public:
   static constexpr double kQuietSeconds = 3.0;
@@ -42,6 +43,7 @@ class ProgressMeter {
   const std::string name_;
   const int64_t expected_ops_;
   const Clock::time_point start_;
+  const bool tty_;  // stderr is a terminal
   std::atomic<int64_t> done_{0};
   std::atomic<int64_t> last_report_nanos_{0};  // since start_
   std::atomic<bool> printed_{false};
