@@ -215,6 +215,54 @@ TEST(LogRoundTripTest, WriterErrorsAreSticky) {
   EXPECT_EQ(size, sink.contents.size());  // nothing more written
 }
 
+// The worked examples of docs/wal_format.md.
+std::string Hex(std::string_view bytes) {
+  std::string out;
+  for (char c : bytes) {
+    absl::StrAppendFormat(&out, "%s%02x", out.empty() ? "" : " ",
+                          static_cast<uint8_t>(c));
+  }
+  return out;
+}
+
+TEST(LogFormatDocTest, WorkedExamples) {
+  {
+    LogHarness h;
+    h.Write("foo");
+    EXPECT_EQ("dd 5f b3 7a 03 00 01 66 6f 6f", Hex(h.contents()));
+  }
+  {
+    LogHarness h;
+    h.Write("");
+    EXPECT_EQ("05 2b 28 43 00 00 01", Hex(h.contents()));
+  }
+  {
+    LogHarness h;
+    h.Write(std::string(32755, 'a'));
+    EXPECT_EQ(32762u, h.WrittenBytes());
+    EXPECT_EQ(32768u, h.Write("b"));
+  }
+  {
+    LogHarness h;
+    h.Write(std::string(32754, 'a'));
+    EXPECT_EQ(32761u, h.Write("bar"));
+    EXPECT_EQ("00 00 02", Hex(h.contents().substr(32761 + 4, 3)));
+    EXPECT_EQ("03 00 04 62 61 72", Hex(h.contents().substr(32768 + 4)));
+  }
+  {
+    // The write batch example: sequence 100, Put("k", "v"), Delete("x").
+    std::string batch;
+    PutFixed64(&batch, 100);
+    PutFixed32(&batch, 2);
+    batch += std::string("\x01\x01k\x01v\x00\x01x", 8);
+    EXPECT_EQ("64 00 00 00 00 00 00 00 02 00 00 00 01 01 6b 01 76 00 01 78",
+              Hex(batch));
+    LogHarness h;
+    h.Write(batch);
+    EXPECT_EQ("73 1f 4d aa 14 00 01", Hex(h.contents().substr(0, 7)));
+  }
+}
+
 // --- initial_offset ---
 
 class InitialOffsetTest : public ::testing::Test {
