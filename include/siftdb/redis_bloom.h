@@ -1,0 +1,275 @@
+// Copyright (c) siftdb authors.
+//
+// A Bloom filter kept in plain Redis (>= 6.0, no modules) with RedisBloom's
+// BF.* semantics, and a counting Bloom filter for sets that need removal.
+//
+// RedisBloom compatibility (checked against outputs recorded from RedisBloom
+// 2.8.20): the same sizing, hash (MurmurHash64A, two seeds), bit layout and
+// scaling rules, so a sub-filter's bytes equal RedisBloom's; the same replies
+// to adds and membership tests, the same BF.INFO numbers, and BF.SCANDUMP /
+// BF.LOADCHUNK chunks that load into RedisBloom and back. docs/redis_bloom.md
+// describes the keys siftdb keeps in Redis and the dump format.
+//
+// Storage for filter NAME (every key carries the hash tag {NAME}, so one
+// filter lives in one Redis Cluster slot):
+//   bf:{NAME}:meta      hash: parameters, counts, sub-filter list
+//   bf:{NAME}:bitmap:i  string: sub-filter i's bit array (RedisBloom bytes)
+// Counting filters use cbf:{NAME}:meta and cbf:{NAME}:counters.
+//
+// Atomicity: every mutating call is one Lua script run by EVALSHA (reloaded
+// on NOSCRIPT), so concurrent clients never split an add from its count or
+// race a sub-filter's creation. MAdd/MExists batches of up to kMaxScriptItems
+// travel in one script call; larger ones are split into consecutive atomic
+// calls. Connection errors are retried with exponential backoff until
+// retry_deadline; a retried add can only report an item as already present
+// (0), never lose it or count it twice.
+//
+// Errors: absl::Status values with messages naming the filter; statuses that
+// correspond to a RedisBloom error reply carry that reply's exact text as a
+// payload (RedisBloomReplyText), e.g. NotFound + "ERR not found".
+//
+// Thread safety: a RedisBloom / RedisCountingBloom object is NOT thread-safe
+// (it owns one connection and a small cache); use one per thread. Any number
+// of objects, threads and processes may share the same filters in Redis.
+
+#ifndef SIFTDB_INCLUDE_SIFTDB_REDIS_BLOOM_H_
+#define SIFTDB_INCLUDE_SIFTDB_REDIS_BLOOM_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace siftdb {
+
+class RedisClient;
+
+struct RedisBloomOptions {
+  // "host:port", "[v6]:port", "unix:/path" or "/path".
+  std::string endpoint = "127.0.0.1:6379";
+  // AUTH username password (ACL) or AUTH password when password is set.
+  std::string username;
+  std::string password;
+  int database = 0;
+  absl::Duration connect_timeout = absl::Seconds(2);
+  absl::Duration command_timeout = absl::Seconds(30);
+  // Connection errors are retried with exponential backoff this long.
+  absl::Duration retry_deadline = absl::Seconds(10);
+};
+
+// Largest batch sent in one script call (one atomic step).
+inline constexpr size_t kMaxScriptItems = 16384;
+
+// BF.INSERT's options. capacity/error_rate/expansion only matter when the
+// call creates the filter.
+struct BloomInsertOptions {
+  std::optional<int64_t> capacity;
+  std::optional<double> error_rate;
+  std::optional<int64_t> expansion;
+  bool nocreate = false;
+  bool nonscaling = false;
+};
+
+struct BloomSubFilterInfo {
+  uint64_t capacity = 0;
+  double error_rate = 0;
+  double bits_per_entry = 0;
+  uint32_t hashes = 0;
+  uint64_t bits = 0;
+  uint64_t bytes = 0;
+  uint64_t items = 0;
+};
+
+struct BloomInfo {
+  // BF.INFO's fields.
+  uint64_t capacity = 0;  // sum of the sub-filters' capacities
+  uint64_t size = 0;      // RedisBloom's memory figure (struct sizes + bits)
+  uint64_t filters = 0;   // number of sub-filters
+  uint64_t items = 0;     // items inserted (adds that changed bits)
+  std::optional<uint32_t> expansion;  // nullopt for NONSCALING filters
+  // More detail.
+  double error_rate = 0;  // requested error rate
+  uint32_t options = 0;   // RedisBloom chain option bits
+  uint32_t growth = 0;    // stored expansion (2 even for NONSCALING)
+  bool nonscaling = false;
+  std::vector<BloomSubFilterInfo> sub_filters;
+};
+
+// Results of MAdd / Insert: one flag per processed item (true = added, false
+// = maybe already present). When processing stopped early (a NONSCALING
+// filter is full, or a new sub-filter would exceed Redis's string limit),
+// `stopped` says why and `added` is shorter than the input.
+struct BloomAddResults {
+  std::vector<bool> added;
+  absl::Status stopped;
+};
+
+struct BloomDumpChunk {
+  int64_t next_iterator = 0;  // 0 when the dump is complete
+  std::string data;
+};
+
+// The RedisBloom reply text attached to a status by this API, if any.
+std::optional<std::string> RedisBloomReplyText(const absl::Status& status);
+
+class RedisBloom {
+ public:
+  // Connects (retrying until options.retry_deadline).
+  static absl::StatusOr<std::unique_ptr<RedisBloom>> Open(
+      const RedisBloomOptions& options);
+  // Uses a connection owned by the caller, which must outlive this object
+  // (siftdb-internal: the BF.* interpreter shares one connection).
+  explicit RedisBloom(RedisClient* client);
+
+  RedisBloom(const RedisBloom&) = delete;
+  RedisBloom& operator=(const RedisBloom&) = delete;
+  ~RedisBloom();
+
+  // BF.RESERVE. expansion >= 1; nonscaling filters never grow.
+  absl::Status Reserve(std::string_view name, double error_rate,
+                       int64_t capacity, int64_t expansion = 2,
+                       bool nonscaling = false);
+  // BF.ADD: true when the item set a bit (new), false when maybe present.
+  // Creates a missing filter with capacity 100, error 0.01, expansion 2.
+  absl::StatusOr<bool> Add(std::string_view name, std::string_view item);
+  absl::StatusOr<BloomAddResults> MAdd(
+      std::string_view name, const std::vector<std::string_view>& items);
+  absl::StatusOr<BloomAddResults> MAdd(std::string_view name,
+                                       const std::vector<std::string>& items);
+  absl::StatusOr<BloomAddResults> Insert(
+      std::string_view name, const std::vector<std::string_view>& items,
+      const BloomInsertOptions& options);
+  // BF.EXISTS / BF.MEXISTS: false for a missing (or non-filter) key.
+  absl::StatusOr<bool> Exists(std::string_view name, std::string_view item);
+  absl::StatusOr<std::vector<bool>> MExists(
+      std::string_view name, const std::vector<std::string_view>& items);
+  absl::StatusOr<std::vector<bool>> MExists(
+      std::string_view name, const std::vector<std::string>& items);
+  absl::StatusOr<BloomInfo> Info(std::string_view name);
+  // BF.CARD: 0 for a missing filter.
+  absl::StatusOr<int64_t> Card(std::string_view name);
+  // BF.SCANDUMP: start with iterator 0, pass back next_iterator until 0.
+  absl::StatusOr<BloomDumpChunk> ScanDump(std::string_view name,
+                                          int64_t iterator);
+  // BF.LOADCHUNK: the header (iterator 1) creates the filter, which must
+  // not exist; data chunks need it.
+  absl::Status LoadChunk(std::string_view name, int64_t iterator,
+                         std::string_view data);
+  // Removes the filter's keys; false when it did not exist.
+  absl::StatusOr<bool> Delete(std::string_view name);
+
+  // Redis key names of a filter.
+  static std::string MetaKey(std::string_view name);
+  static std::string BitmapKey(std::string_view name, size_t index);
+
+  // Opaque per-filter client state (cached layout); defined in the .cc.
+  struct Layout;
+
+ private:
+  enum class CreateMode { kReserve, kAdd, kNoCreate };
+  struct CreateParams {
+    double error_rate;
+    int64_t capacity;
+    int64_t expansion;
+    bool nonscaling;
+  };
+
+  absl::StatusOr<BloomAddResults> AddBatch(
+      std::string_view name, const std::vector<std::string_view>& items,
+      CreateMode mode, const CreateParams& create);
+  absl::StatusOr<BloomAddResults> AddChunk(
+      std::string_view name, const std::vector<std::string_view>& items,
+      size_t begin, size_t end, CreateMode mode, const CreateParams& create);
+  absl::StatusOr<std::vector<bool>> ExistsChunk(
+      std::string_view name, const std::vector<std::string_view>& items,
+      size_t begin, size_t end);
+  // Reads the meta hash into the cache. NotFound when missing,
+  // FailedPrecondition (WRONGTYPE) when the key is not a filter.
+  absl::StatusOr<const Layout*> Fetch(std::string_view name);
+  absl::StatusOr<const Layout*> Cached(std::string_view name);
+  std::string NewId();
+
+  std::unique_ptr<RedisClient> owned_client_;
+  RedisClient* client_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Layout>> cache_;
+  std::mt19937_64 rng_;
+};
+
+struct CountingBloomInfo {
+  uint64_t capacity = 0;
+  double error_rate = 0;
+  uint64_t counters = 0;  // 4-bit cells
+  uint32_t hashes = 0;
+  uint64_t bytes = 0;
+  int64_t items = 0;  // adds minus successful removals
+};
+
+// A counting Bloom filter: 4-bit counters (BITFIELD u4, OVERFLOW SAT). Add
+// increments an item's cells, Remove decrements them when every cell is
+// nonzero (a saturated cell, 15, is never decremented), Count returns the
+// minimum cell. Removing an item that was added never makes another added
+// item read as absent. Sized like a classic Bloom filter (no scaling): past
+// its capacity the false-positive rate rises.
+class RedisCountingBloom {
+ public:
+  static absl::StatusOr<std::unique_ptr<RedisCountingBloom>> Open(
+      const RedisBloomOptions& options);
+  explicit RedisCountingBloom(RedisClient* client);
+
+  RedisCountingBloom(const RedisCountingBloom&) = delete;
+  RedisCountingBloom& operator=(const RedisCountingBloom&) = delete;
+  ~RedisCountingBloom();
+
+  // Creates the filter; AlreadyExists when it exists.
+  absl::Status Reserve(std::string_view name, double error_rate,
+                       int64_t capacity);
+  // Per item: true when it was absent before (some cell was 0). Creates a
+  // missing filter with capacity 100, error 0.01.
+  absl::StatusOr<std::vector<bool>> Add(
+      std::string_view name, const std::vector<std::string_view>& items);
+  // Per item: true when it was present and has been removed.
+  absl::StatusOr<std::vector<bool>> Remove(
+      std::string_view name, const std::vector<std::string_view>& items);
+  absl::StatusOr<std::vector<bool>> Exists(
+      std::string_view name, const std::vector<std::string_view>& items);
+  // Per item: the minimum of its cells (15 means "15 or more").
+  absl::StatusOr<std::vector<uint32_t>> Count(
+      std::string_view name, const std::vector<std::string_view>& items);
+  absl::StatusOr<CountingBloomInfo> Info(std::string_view name);
+  absl::StatusOr<bool> Delete(std::string_view name);
+
+  static std::string MetaKey(std::string_view name);
+  static std::string CountersKey(std::string_view name);
+
+ private:
+  struct Geometry {
+    std::string id;
+    uint64_t counters = 0;
+    uint32_t hashes = 0;
+  };
+  absl::StatusOr<Geometry> GetGeometry(std::string_view name, bool create);
+  absl::Status Create(std::string_view name, double error_rate,
+                      int64_t capacity, bool fail_if_exists);
+  absl::StatusOr<std::vector<uint32_t>> Read(
+      std::string_view name, const std::vector<std::string_view>& items);
+  absl::StatusOr<std::vector<bool>> Update(
+      std::string_view name, const std::vector<std::string_view>& items,
+      bool add);
+
+  std::unique_ptr<RedisClient> owned_client_;
+  RedisClient* client_;
+  absl::flat_hash_map<std::string, Geometry> cache_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_INCLUDE_SIFTDB_REDIS_BLOOM_H_

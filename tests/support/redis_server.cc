@@ -1,0 +1,461 @@
+// Copyright (c) siftdb authors.
+
+#include "tests/support/redis_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+
+namespace siftdb::test {
+
+namespace {
+
+bool IsExecutable(const std::string& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
+
+std::string FindProgram(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(path, ':')) {
+      if (dir.empty()) continue;
+      std::string candidate = absl::StrCat(dir, "/", name);
+      if (IsExecutable(candidate)) return candidate;
+    }
+  }
+  for (const char* dir : {"/usr/bin", "/usr/local/bin"}) {
+    std::string candidate = absl::StrCat(dir, "/", name);
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return "";
+}
+
+bool PortFree(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+int BindPortZero() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    socklen_t len = sizeof(addr);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      port = ntohs(addr.sin_port);
+    }
+  }
+  close(fd);
+  return port;
+}
+
+std::string ReadTail(const std::string& path, size_t max_bytes = 2000) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "(no log)";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string all = ss.str();
+  return all.size() > max_bytes ? all.substr(all.size() - max_bytes) : all;
+}
+
+std::string RenderReply(const redisReply* r) {
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+      return std::string(r->str, r->len);
+    case REDIS_REPLY_INTEGER:
+      return absl::StrCat(r->integer);
+    case REDIS_REPLY_ARRAY: {
+      std::string out;
+      for (size_t i = 0; i < r->elements; i++) {
+        if (i > 0) out += "\n";
+        out += RenderReply(r->element[i]);
+      }
+      return out;
+    }
+    default:
+      return "";
+  }
+}
+
+// Runs argv[0] with argv, stdout+stderr into `log`, killing it after
+// `timeout`. Returns its exit status.
+absl::Status RunProgram(const std::vector<std::string>& argv,
+                        const std::string& log, absl::Duration timeout) {
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return absl::OkStatus();
+      return absl::InternalError(absl::StrFormat(
+          "%s exited with status %d: %s", argv[0], status, ReadTail(log)));
+    }
+    if (absl::Now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return absl::DeadlineExceededError(
+          absl::StrFormat("%s did not finish within %s: %s", argv[0],
+                          absl::FormatDuration(timeout), ReadTail(log)));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+std::string RequirePass(const std::vector<std::string>& args) {
+  for (size_t i = 0; i + 1 < args.size(); i++) {
+    if (args[i] == "--requirepass") return args[i + 1];
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RedisServer::FindBinary() { return FindProgram("redis-server"); }
+std::string RedisServer::FindCli() { return FindProgram("redis-cli"); }
+
+int RedisServer::PickFreePort(bool with_bus) {
+  for (int attempt = 0; attempt < 100; attempt++) {
+    int port = BindPortZero();
+    if (port <= 0) continue;
+    if (!with_bus) return port;
+    if (port + 10000 <= 65535 && PortFree(port + 10000)) return port;
+  }
+  return -1;
+}
+
+RedisServer::RedisServer(RedisServerOptions options, int port, std::string dir,
+                         bool owns_dir)
+    : options_(std::move(options)),
+      port_(port),
+      dir_(std::move(dir)),
+      owns_dir_(owns_dir) {}
+
+RedisServer::~RedisServer() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  if (owns_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string RedisServer::endpoint() const {
+  return absl::StrCat("127.0.0.1:", port_);
+}
+
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
+    RedisServerOptions options) {
+  if (FindBinary().empty()) {
+    return absl::FailedPreconditionError("redis-server not found");
+  }
+  absl::Status last;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(base != nullptr ? base : "/tmp") + "/siftdb-redis-XXXXXX";
+    char* made = mkdtemp(tmpl.data());
+    if (made == nullptr) {
+      return absl::InternalError("mkdtemp failed for " + tmpl);
+    }
+    int port = options.port != 0 ? options.port : PickFreePort();
+    if (port <= 0) return absl::InternalError("no free port");
+    std::unique_ptr<RedisServer> server(
+        new RedisServer(options, port, made, /*owns_dir=*/true));
+    last = server->Spawn();
+    if (last.ok()) last = server->WaitForPing();
+    if (last.ok()) return server;
+    if (options.port != 0) break;  // a fixed port will not get better
+  }
+  return last;
+}
+
+absl::Status RedisServer::Spawn() {
+  std::string binary = FindBinary();
+  std::vector<std::string> argv = {
+      binary,   "--port",    absl::StrCat(port_), "--bind",      "127.0.0.1",
+      "--save", "",          "--appendonly",      "no",          "--dir",
+      dir_,     "--logfile", "redis.log",         "--daemonize", "no"};
+  for (const std::string& a : options_.extra_args) argv.push_back(a);
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      dup2(null_fd, 0);
+      dup2(null_fd, 1);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  pid_ = pid;
+  return absl::OkStatus();
+}
+
+absl::Status RedisServer::WaitForPing() {
+  absl::Time deadline = absl::Now() + options_.start_timeout;
+  while (true) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::InternalError(
+          absl::StrFormat("redis-server on port %d exited (status %d): %s",
+                          port_, status, ReadTail(dir_ + "/redis.log")));
+    }
+    timeval tv{0, 200000};
+    redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    if (c != nullptr && c->err == 0) {
+      redisSetTimeout(c, tv);
+      auto* r = static_cast<redisReply*>(redisCommand(c, "PING"));
+      bool up = false;
+      if (r != nullptr) {
+        std::string text(r->str != nullptr ? r->str : "", r->len);
+        up = text == "PONG" || absl::StartsWith(text, "NOAUTH");
+        freeReplyObject(r);
+      }
+      redisFree(c);
+      if (up) return absl::OkStatus();
+    } else if (c != nullptr) {
+      redisFree(c);
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "redis-server on port %d did not answer PING within %s: %s", port_,
+          absl::FormatDuration(options_.start_timeout),
+          ReadTail(dir_ + "/redis.log")));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+absl::Status RedisServer::WaitForExit(absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (pid_ > 0) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::OkStatus();
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrFormat("redis-server on port %d did not exit", port_));
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RedisServer::Stop(bool save) {
+  if (pid_ <= 0) return absl::OkStatus();
+  // SHUTDOWN closes the connection without a reply; ignore the result.
+  (void)Call({"SHUTDOWN", save ? "SAVE" : "NOSAVE"});
+  absl::Status s = WaitForExit(absl::Seconds(15));
+  if (!s.ok()) {
+    Kill().IgnoreError();
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RedisServer::Kill() {
+  if (pid_ <= 0) return absl::OkStatus();
+  kill(pid_, SIGKILL);
+  int status;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return absl::OkStatus();
+}
+
+absl::Status RedisServer::StartAgain() {
+  if (pid_ > 0) return absl::FailedPreconditionError("server still running");
+  absl::Status s = Spawn();
+  if (s.ok()) s = WaitForPing();
+  return s;
+}
+
+absl::Status RedisServer::Restart(bool keep_data) {
+  absl::Status s = Stop(keep_data);
+  if (!s.ok()) return s;
+  if (!keep_data) {
+    std::error_code ec;
+    std::filesystem::remove(dir_ + "/dump.rdb", ec);
+  }
+  return StartAgain();
+}
+
+absl::StatusOr<std::string> RedisServer::Call(
+    const std::vector<std::string>& argv) {
+  timeval tv{5, 0};
+  redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+  if (c == nullptr || c->err != 0) {
+    std::string err = c != nullptr ? c->errstr : "out of memory";
+    if (c != nullptr) redisFree(c);
+    return absl::UnavailableError(
+        absl::StrFormat("redis 127.0.0.1:%d: connect: %s", port_, err));
+  }
+  redisSetTimeout(c, tv);
+  std::string pass = RequirePass(options_.extra_args);
+  if (!pass.empty()) {
+    auto* r =
+        static_cast<redisReply*>(redisCommand(c, "AUTH %s", pass.c_str()));
+    if (r != nullptr) freeReplyObject(r);
+  }
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const std::string& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  auto* r = static_cast<redisReply*>(redisCommandArgv(
+      c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+  if (r == nullptr) {
+    std::string err = c->errstr;
+    redisFree(c);
+    return absl::UnavailableError(absl::StrFormat(
+        "redis 127.0.0.1:%d: %s: %s", port_, argv.empty() ? "" : argv[0], err));
+  }
+  std::string out = RenderReply(r);
+  freeReplyObject(r);
+  redisFree(c);
+  return out;
+}
+
+absl::Status RedisServer::FlushAll() {
+  absl::StatusOr<std::string> r = Call({"FLUSHALL"});
+  if (!r.ok()) return r.status();
+  if (*r != "OK") return absl::InternalError("FLUSHALL: " + *r);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartReplica() {
+  RedisServerOptions opts;
+  opts.extra_args = {"--replicaof", "127.0.0.1", absl::StrCat(port_)};
+  std::string pass = RequirePass(options_.extra_args);
+  if (!pass.empty()) {
+    opts.extra_args.push_back("--masterauth");
+    opts.extra_args.push_back(pass);
+  }
+  absl::StatusOr<std::unique_ptr<RedisServer>> replica = Start(opts);
+  if (!replica.ok()) return replica.status();
+  absl::Time deadline = absl::Now() + absl::Seconds(15);
+  while (true) {
+    absl::StatusOr<std::string> info =
+        (*replica)->Call({"INFO", "replication"});
+    if (info.ok() && absl::StrContains(*info, "master_link_status:up")) {
+      return replica;
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          "replica did not connect to its master within 15s");
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(int masters) {
+  std::string cli = RedisServer::FindCli();
+  if (cli.empty()) return absl::FailedPreconditionError("redis-cli not found");
+  if (masters < 3) {
+    return absl::InvalidArgumentError("a Redis Cluster needs >= 3 masters");
+  }
+  std::unique_ptr<RedisCluster> cluster(new RedisCluster());
+  for (int i = 0; i < masters; i++) {
+    RedisServerOptions opts;
+    opts.port = RedisServer::PickFreePort(/*with_bus=*/true);
+    if (opts.port <= 0) return absl::InternalError("no free port pair");
+    opts.extra_args = {"--cluster-enabled",      "yes",
+                       "--cluster-config-file",  "nodes.conf",
+                       "--cluster-node-timeout", "5000"};
+    absl::StatusOr<std::unique_ptr<RedisServer>> node =
+        RedisServer::Start(opts);
+    if (!node.ok()) return node.status();
+    cluster->nodes_.push_back(std::move(*node));
+  }
+  std::vector<std::string> argv = {cli, "--cluster", "create"};
+  for (const std::string& ep : cluster->endpoints()) argv.push_back(ep);
+  argv.push_back("--cluster-replicas");
+  argv.push_back("0");
+  argv.push_back("--cluster-yes");
+  absl::Status s = RunProgram(argv, cluster->nodes_[0]->dir() + "/create.log",
+                              absl::Seconds(60));
+  if (!s.ok()) return s;
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (const auto& node : cluster->nodes_) {
+    while (true) {
+      absl::StatusOr<std::string> info = node->Call({"CLUSTER", "INFO"});
+      if (info.ok() && absl::StrContains(*info, "cluster_state:ok")) break;
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(absl::StrFormat(
+            "cluster node %s not ok within 30s", node->endpoint()));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+  return cluster;
+}
+
+std::vector<std::string> RedisCluster::endpoints() const {
+  std::vector<std::string> out;
+  for (const auto& node : nodes_) out.push_back(node->endpoint());
+  return out;
+}
+
+}  // namespace siftdb::test
