@@ -52,7 +52,8 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
   }
   if (file_size < kFooterSize) {
     return absl::DataLossError(absl::StrFormat(
-        "%s: file of %d bytes is too short to be a table (footer is %d)",
+        "%s: not a siftdb table (file of %d bytes is shorter than the %d-byte "
+        "footer)",
         file_name, file_size, kFooterSize));
   }
   std::unique_ptr<Table> table(
