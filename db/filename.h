@@ -1,0 +1,56 @@
+// Copyright (c) siftdb authors.
+//
+// Names of the files in a database directory:
+//   CURRENT            name of the live MANIFEST, one line
+//   LOCK               flock'ed while the DB is open
+//   LOG, LOG.old       human-readable info log
+//   MANIFEST-NNNNNN    version edits (WAL record format)
+//   NNNNNN.log         write-ahead log
+//   NNNNNN.sst         table
+//   NNNNNN.dbtmp       temporary file (CURRENT replacement)
+// Numbers are decimal, zero-padded to at least 6 digits. Persisted: the
+// naming scheme never changes.
+
+#ifndef SIFTDB_DB_FILENAME_H_
+#define SIFTDB_DB_FILENAME_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace siftdb {
+
+class Env;
+
+enum class FileType {
+  kLogFile,
+  kDBLockFile,
+  kTableFile,
+  kDescriptorFile,
+  kCurrentFile,
+  kTempFile,
+  kInfoLogFile,
+};
+
+std::string LogFileName(const std::string& dbname, uint64_t number);
+std::string TableFileName(const std::string& dbname, uint64_t number);
+std::string DescriptorFileName(const std::string& dbname, uint64_t number);
+std::string CurrentFileName(const std::string& dbname);
+std::string LockFileName(const std::string& dbname);
+std::string TempFileName(const std::string& dbname, uint64_t number);
+std::string InfoLogFileName(const std::string& dbname);
+std::string OldInfoLogFileName(const std::string& dbname);
+
+// Parses a file name (not a path). False for names siftdb does not own.
+bool ParseFileName(std::string_view filename, uint64_t* number, FileType* type);
+
+// Makes CURRENT name MANIFEST-<descriptor_number>: writes a temp file,
+// syncs it, renames it over CURRENT and syncs the directory.
+absl::Status SetCurrentFile(Env* env, const std::string& dbname,
+                            uint64_t descriptor_number);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_FILENAME_H_

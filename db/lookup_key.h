@@ -1,0 +1,47 @@
+// Copyright (c) siftdb authors.
+//
+// LookupKey: the key a point read searches for, in the three forms the
+// read path needs:
+//   memtable_key()  varint32(len(internal key)) . internal key
+//   internal_key()  user key . fixed64(seq << 8 | kValueTypeForSeek)
+//   user_key()      user key
+// The sequence is the read's snapshot: the lookup finds the newest entry
+// with sequence <= it. Not copyable (it may point into its own buffer).
+
+#ifndef SIFTDB_DB_LOOKUP_KEY_H_
+#define SIFTDB_DB_LOOKUP_KEY_H_
+
+#include <string_view>
+
+#include "table/internal_key.h"
+
+namespace siftdb {
+
+class LookupKey {
+ public:
+  LookupKey(std::string_view user_key, SequenceNumber sequence);
+  LookupKey(const LookupKey&) = delete;
+  LookupKey& operator=(const LookupKey&) = delete;
+  ~LookupKey();
+
+  std::string_view memtable_key() const {
+    return std::string_view(start_, end_ - start_);
+  }
+  std::string_view internal_key() const {
+    return std::string_view(kstart_, end_ - kstart_);
+  }
+  std::string_view user_key() const {
+    return std::string_view(kstart_, end_ - kstart_ - kInternalKeyTrailerSize);
+  }
+
+ private:
+  const char* start_;
+  const char* kstart_;
+  const char* end_;
+  char* heap_;       // non-null when the key did not fit in space_
+  char space_[200];  // avoids an allocation for short keys
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_LOOKUP_KEY_H_

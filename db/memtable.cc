@@ -1,0 +1,108 @@
+// Copyright (c) siftdb authors.
+
+#include "db/memtable.h"
+
+#include <cstring>
+
+#include "util/coding.h"
+
+namespace siftdb {
+namespace {
+
+// Decodes the length-prefixed string at p. Entries in the arena were
+// written by Add(), so they are well formed.
+std::string_view GetLengthPrefixed(const char* p) {
+  uint32_t len;
+  const char* q = GetVarint32Ptr(p, p + kMaxVarint32Bytes, &len);
+  return std::string_view(q, len);
+}
+
+}  // namespace
+
+MemTable::MemTable(const InternalKeyComparator& comparator)
+    : comparator_(comparator), table_(comparator_, &arena_) {}
+
+size_t MemTable::ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+
+int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
+  return comparator.Compare(GetLengthPrefixed(a), GetLengthPrefixed(b));
+}
+
+class MemTableIterator : public Iterator {
+ public:
+  explicit MemTableIterator(MemTable::Table* table) : iter_(table) {}
+
+  bool Valid() const override { return iter_.Valid(); }
+  void Seek(std::string_view k) override {
+    tmp_.clear();
+    PutLengthPrefixedSlice(&tmp_, k);
+    iter_.Seek(tmp_.data());
+  }
+  void SeekToFirst() override { iter_.SeekToFirst(); }
+  void SeekToLast() override { iter_.SeekToLast(); }
+  void Next() override { iter_.Next(); }
+  void Prev() override { iter_.Prev(); }
+  std::string_view key() const override {
+    return GetLengthPrefixed(iter_.key());
+  }
+  std::string_view value() const override {
+    std::string_view k = GetLengthPrefixed(iter_.key());
+    return GetLengthPrefixed(k.data() + k.size());
+  }
+  absl::Status status() const override { return absl::OkStatus(); }
+
+ private:
+  MemTable::Table::Iterator iter_;
+  std::string tmp_;  // the encoded seek target
+};
+
+std::unique_ptr<Iterator> MemTable::NewIterator() {
+  return std::make_unique<MemTableIterator>(&table_);
+}
+
+void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
+                   std::string_view value) {
+  const size_t internal_key_size = user_key.size() + kInternalKeyTrailerSize;
+  const size_t encoded_len = VarintLength(internal_key_size) +
+                             internal_key_size + VarintLength(value.size()) +
+                             value.size();
+  char* buf = arena_.Allocate(encoded_len);
+  char* p = EncodeVarint32(buf, static_cast<uint32_t>(internal_key_size));
+  std::memcpy(p, user_key.data(), user_key.size());
+  p += user_key.size();
+  EncodeFixed64(p, PackSequenceAndType(s, type));
+  p += kInternalKeyTrailerSize;
+  p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
+  std::memcpy(p, value.data(), value.size());
+  table_.Insert(buf);
+  num_entries_++;
+}
+
+bool MemTable::Get(const LookupKey& key, std::string* value,
+                   absl::Status* status) {
+  Table::Iterator iter(&table_);
+  iter.Seek(key.memtable_key().data());
+  if (!iter.Valid()) return false;
+  // The first entry at or after the lookup key: the newest entry for this
+  // user key visible at the lookup's sequence, if its user key matches.
+  std::string_view ikey = GetLengthPrefixed(iter.key());
+  if (comparator_.comparator.user_comparator()->Compare(ExtractUserKey(ikey),
+                                                        key.user_key()) != 0) {
+    return false;
+  }
+  const uint64_t tag = DecodeFixed64(ikey.data() + ikey.size() - 8);
+  switch (static_cast<ValueType>(tag & 0xff)) {
+    case kTypeValue: {
+      std::string_view v = GetLengthPrefixed(ikey.data() + ikey.size());
+      value->assign(v.data(), v.size());
+      *status = absl::OkStatus();
+      return true;
+    }
+    case kTypeDeletion:
+      *status = absl::NotFoundError("key not found");
+      return true;
+  }
+  return false;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,86 @@
+// Copyright (c) siftdb authors.
+//
+// MemTable: the in-memory, sorted buffer of recent writes, backed by a
+// skiplist over an arena.
+//
+// Each entry is stored in the arena as
+//   varint32(len(internal key)) . internal key . varint32(len(value)) . value
+// and ordered by InternalKeyComparator (user key ascending, newest first).
+//
+// Thread safety: Add() requires external synchronization (one writer at a
+// time, the write group's leader); Get(), NewIterator() and
+// ApproximateMemoryUsage() may run concurrently with Add and each other
+// without locks. Lifetime is reference counted: Ref() / Unref(); the last
+// Unref deletes the MemTable. Ref/Unref themselves need external
+// synchronization (the DB mutex).
+
+#ifndef SIFTDB_DB_MEMTABLE_H_
+#define SIFTDB_DB_MEMTABLE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "db/lookup_key.h"
+#include "db/skiplist.h"
+#include "siftdb/iterator.h"
+#include "table/internal_key.h"
+#include "util/arena.h"
+
+namespace siftdb {
+
+class MemTable {
+ public:
+  explicit MemTable(const InternalKeyComparator& comparator);
+  MemTable(const MemTable&) = delete;
+  MemTable& operator=(const MemTable&) = delete;
+
+  void Ref() { ++refs_; }
+  void Unref() {
+    --refs_;
+    if (refs_ <= 0) delete this;
+  }
+
+  // Bytes of memory in use (arena blocks).
+  size_t ApproximateMemoryUsage() const;
+
+  // Iterates internal keys (key()) and values. The MemTable must outlive
+  // the iterator (callers hold a Ref).
+  std::unique_ptr<Iterator> NewIterator();
+
+  // REQUIRES: external synchronization of writers.
+  void Add(SequenceNumber seq, ValueType type, std::string_view user_key,
+           std::string_view value);
+
+  // When the MemTable holds an entry for key at or below its sequence:
+  // returns true with *status OK and *value set (a put) or *status NotFound
+  // (a deletion). Returns false when the MemTable knows nothing of it.
+  bool Get(const LookupKey& key, std::string* value, absl::Status* status);
+
+  // Number of entries added.
+  size_t NumEntries() const { return num_entries_; }
+
+ private:
+  ~MemTable() = default;  // only via Unref
+
+  struct KeyComparator {
+    const InternalKeyComparator comparator;
+    explicit KeyComparator(const InternalKeyComparator& c) : comparator(c) {}
+    // Compares two arena entries by their internal keys.
+    int operator()(const char* a, const char* b) const;
+  };
+  using Table = SkipList<const char*, KeyComparator>;
+  friend class MemTableIterator;
+
+  KeyComparator comparator_;
+  int refs_ = 0;
+  size_t num_entries_ = 0;  // writer only; read by the writer or under mutex
+  Arena arena_;
+  Table table_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_MEMTABLE_H_
