@@ -1,0 +1,31 @@
+// Copyright (c) siftdb authors.
+//
+// BuildTable: writes the entries of an iterator (a MemTable's, in internal
+// key order) to table file meta->number, syncs it, and checks that it opens.
+
+#ifndef SIFTDB_DB_BUILDER_H_
+#define SIFTDB_DB_BUILDER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "db/version_edit.h"
+#include "siftdb/env.h"
+#include "siftdb/iterator.h"
+#include "table/table_options.h"
+
+namespace siftdb {
+
+class TableCache;
+
+// On success with entries: meta->file_size, smallest and largest are set.
+// With no entries: OK, meta->file_size == 0 and no file is left behind.
+// On error the partial file is removed.
+// REQUIRES: meta->number set; iter positioned anywhere.
+absl::Status BuildTable(const std::string& dbname, Env* env,
+                        const TableOptions& options, TableCache* table_cache,
+                        Iterator* iter, FileMetaData* meta);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_BUILDER_H_

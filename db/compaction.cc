@@ -1,0 +1,274 @@
+// Copyright (c) siftdb authors.
+
+#include "db/compaction.h"
+
+#include "db/table_cache.h"
+#include "db/version_set.h"
+#include "table/merging_iterator.h"
+#include "table/two_level_iterator.h"
+#include "util/coding.h"
+
+namespace siftdb {
+namespace {
+
+int64_t TotalFileSize(const std::vector<FileMetaData*>& files) {
+  int64_t sum = 0;
+  for (const FileMetaData* f : files) sum += f->file_size;
+  return sum;
+}
+
+// Iterates the tables of one level: key() is a table's largest key, value()
+// its number and size (fixed64 each).
+class LevelFileIterator : public Iterator {
+ public:
+  LevelFileIterator(const InternalKeyComparator& icmp,
+                    const std::vector<FileMetaData*>* files)
+      : icmp_(icmp), files_(files), index_(files->size()) {}
+  bool Valid() const override { return index_ < files_->size(); }
+  void Seek(std::string_view target) override {
+    index_ = FindFile(icmp_, *files_, target);
+  }
+  void SeekToFirst() override { index_ = 0; }
+  void SeekToLast() override {
+    index_ = files_->empty() ? 0 : files_->size() - 1;
+  }
+  void Next() override { index_++; }
+  void Prev() override { index_ = index_ == 0 ? files_->size() : index_ - 1; }
+  std::string_view key() const override { return (*files_)[index_]->largest; }
+  std::string_view value() const override {
+    EncodeFixed64(value_buf_, (*files_)[index_]->number);
+    EncodeFixed64(value_buf_ + 8, (*files_)[index_]->file_size);
+    return std::string_view(value_buf_, sizeof(value_buf_));
+  }
+  absl::Status status() const override { return absl::OkStatus(); }
+
+ private:
+  const InternalKeyComparator icmp_;
+  const std::vector<FileMetaData*>* const files_;
+  size_t index_;
+  mutable char value_buf_[16];
+};
+
+}  // namespace
+
+Compaction::Compaction(const Options* options, int level,
+                       Version* input_version)
+    : level_(level),
+      max_output_file_size_(options->max_file_size),
+      max_grandparent_overlap_bytes_(
+          10 * static_cast<int64_t>(options->max_file_size)),
+      input_version_(input_version) {
+  input_version_->Ref();
+}
+
+Compaction::~Compaction() { input_version_->Unref(); }
+
+bool Compaction::IsTrivialMove() const {
+  // A move with too much grandparent overlap would make a later compaction
+  // of level + 1 very expensive.
+  return num_input_files(0) == 1 && num_input_files(1) == 0 &&
+         TotalFileSize(grandparents_) <= max_grandparent_overlap_bytes_;
+}
+
+void Compaction::AddInputDeletions(VersionEdit* edit) {
+  for (int which = 0; which < 2; which++) {
+    for (FileMetaData* f : inputs_[which]) {
+      edit->RemoveFile(level_ + which, f->number);
+    }
+  }
+}
+
+bool Compaction::IsBaseLevelForKey(std::string_view user_key) {
+  const Comparator* ucmp = icmp_->user_comparator();
+  for (int lvl = level_ + 2; lvl < kNumLevels; lvl++) {
+    const std::vector<FileMetaData*>& files = input_version_->files_[lvl];
+    while (level_ptrs_[lvl] < files.size()) {
+      FileMetaData* f = files[level_ptrs_[lvl]];
+      if (ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0) {
+        if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0) {
+          return false;  // the key may live in this deeper table
+        }
+        break;
+      }
+      level_ptrs_[lvl]++;  // keys only grow: never look at f again
+    }
+  }
+  return true;
+}
+
+bool Compaction::ShouldStopBefore(std::string_view internal_key) {
+  while (grandparent_index_ < grandparents_.size() &&
+         icmp_->Compare(internal_key,
+                        grandparents_[grandparent_index_]->largest) > 0) {
+    if (seen_key_) {
+      overlapped_bytes_ += grandparents_[grandparent_index_]->file_size;
+    }
+    grandparent_index_++;
+  }
+  seen_key_ = true;
+  if (overlapped_bytes_ > max_grandparent_overlap_bytes_) {
+    overlapped_bytes_ = 0;
+    return true;
+  }
+  return false;
+}
+
+int64_t Compaction::InputBytes(int which) const {
+  return TotalFileSize(inputs_[which]);
+}
+
+void VersionSet::GetRange(const std::vector<FileMetaData*>& inputs,
+                          std::string* smallest, std::string* largest) {
+  smallest->clear();
+  largest->clear();
+  for (size_t i = 0; i < inputs.size(); i++) {
+    FileMetaData* f = inputs[i];
+    if (i == 0 || icmp_->Compare(f->smallest, *smallest) < 0) {
+      *smallest = f->smallest;
+    }
+    if (i == 0 || icmp_->Compare(f->largest, *largest) > 0) {
+      *largest = f->largest;
+    }
+  }
+}
+
+std::unique_ptr<Compaction> VersionSet::PickCompaction() {
+  if (current_->compaction_score_ < 1) return nullptr;
+  const int level = current_->compaction_level_;
+  auto c = std::make_unique<Compaction>(options_, level, current_);
+  c->icmp_ = icmp_;
+
+  // The first table after the previous compaction's end key, wrapping.
+  for (FileMetaData* f : current_->files_[level]) {
+    if (compact_pointer_[level].empty() ||
+        icmp_->Compare(f->largest, compact_pointer_[level]) > 0) {
+      c->inputs_[0].push_back(f);
+      break;
+    }
+  }
+  if (c->inputs_[0].empty()) {
+    c->inputs_[0].push_back(current_->files_[level][0]);
+  }
+  if (level == 0) {
+    // Level-0 tables overlap: take every one overlapping the range.
+    std::string smallest, largest;
+    GetRange(c->inputs_[0], &smallest, &largest);
+    std::string_view begin = ExtractUserKey(smallest);
+    std::string_view end = ExtractUserKey(largest);
+    current_->GetOverlappingInputs(0, &begin, &end, &c->inputs_[0]);
+  }
+  SetupOtherInputs(c.get());
+  return c;
+}
+
+void VersionSet::SetupOtherInputs(Compaction* c) {
+  const int level = c->level();
+  std::string smallest, largest;
+  GetRange(c->inputs_[0], &smallest, &largest);
+  std::string_view begin = ExtractUserKey(smallest);
+  std::string_view end = ExtractUserKey(largest);
+  current_->GetOverlappingInputs(level + 1, &begin, &end, &c->inputs_[1]);
+
+  // Range of the whole compaction.
+  std::vector<FileMetaData*> all = c->inputs_[0];
+  all.insert(all.end(), c->inputs_[1].begin(), c->inputs_[1].end());
+  std::string all_start, all_limit;
+  GetRange(all, &all_start, &all_limit);
+
+  // Grow the level inputs when that adds no level + 1 table and stays small.
+  if (!c->inputs_[1].empty()) {
+    std::vector<FileMetaData*> expanded0;
+    std::string_view all_begin = ExtractUserKey(all_start);
+    std::string_view all_end = ExtractUserKey(all_limit);
+    current_->GetOverlappingInputs(level, &all_begin, &all_end, &expanded0);
+    const int64_t limit = 25 * static_cast<int64_t>(options_->max_file_size);
+    if (expanded0.size() > c->inputs_[0].size() &&
+        TotalFileSize(expanded0) + c->InputBytes(1) < limit) {
+      std::string new_start, new_limit;
+      GetRange(expanded0, &new_start, &new_limit);
+      std::string_view nb = ExtractUserKey(new_start);
+      std::string_view ne = ExtractUserKey(new_limit);
+      std::vector<FileMetaData*> expanded1;
+      current_->GetOverlappingInputs(level + 1, &nb, &ne, &expanded1);
+      if (expanded1.size() == c->inputs_[1].size()) {
+        smallest = new_start;
+        largest = new_limit;
+        c->inputs_[0] = expanded0;
+        c->inputs_[1] = expanded1;
+        all = expanded0;
+        all.insert(all.end(), expanded1.begin(), expanded1.end());
+        GetRange(all, &all_start, &all_limit);
+      }
+    }
+  }
+
+  if (level + 2 < kNumLevels) {
+    std::string_view gb = ExtractUserKey(all_start);
+    std::string_view ge = ExtractUserKey(all_limit);
+    current_->GetOverlappingInputs(level + 2, &gb, &ge, &c->grandparents_);
+  }
+  // The next compaction of this level starts after this one.
+  compact_pointer_[level] = largest;
+  c->edit_.SetCompactPointer(level, largest);
+}
+
+std::unique_ptr<Compaction> VersionSet::CompactRange(
+    int level, const std::string_view* begin, const std::string_view* end) {
+  std::vector<FileMetaData*> inputs;
+  current_->GetOverlappingInputs(level, begin, end, &inputs);
+  if (inputs.empty()) return nullptr;
+  // Bound a deeper level's compaction to about one table's worth of
+  // overlap per step (level-0 tables overlap, so take them all).
+  if (level > 0) {
+    const uint64_t limit = options_->max_file_size;
+    uint64_t total = 0;
+    for (size_t i = 0; i < inputs.size(); i++) {
+      total += inputs[i]->file_size;
+      if (total >= limit) {
+        inputs.resize(i + 1);
+        break;
+      }
+    }
+  }
+  auto c = std::make_unique<Compaction>(options_, level, current_);
+  c->icmp_ = icmp_;
+  c->inputs_[0] = inputs;
+  SetupOtherInputs(c.get());
+  return c;
+}
+
+std::unique_ptr<Iterator> VersionSet::NewLevelIterator(
+    const ReadOptions& options, const std::vector<FileMetaData*>* files) {
+  TableCache* cache = table_cache_;
+  return NewTwoLevelIterator(
+      std::make_unique<LevelFileIterator>(*icmp_, files),
+      [cache, options](std::string_view value) -> std::unique_ptr<Iterator> {
+        if (value.size() != 16) {
+          return NewErrorIterator(
+              absl::InternalError("level iterator: bad table reference"));
+        }
+        return cache->NewIterator(options, DecodeFixed64(value.data()),
+                                  DecodeFixed64(value.data() + 8));
+      });
+}
+
+std::unique_ptr<Iterator> VersionSet::MakeInputIterator(Compaction* c) {
+  ReadOptions options;
+  options.verify_checksums = options_->paranoid_checks;
+  options.fill_cache = false;  // compaction reads would evict hot blocks
+  std::vector<std::unique_ptr<Iterator>> children;
+  for (int which = 0; which < 2; which++) {
+    if (c->inputs_[which].empty()) continue;
+    if (c->level() + which == 0) {
+      for (FileMetaData* f : c->inputs_[which]) {
+        children.push_back(
+            table_cache_->NewIterator(options, f->number, f->file_size));
+      }
+    } else {
+      children.push_back(NewLevelIterator(options, &c->inputs_[which]));
+    }
+  }
+  return NewMergingIterator(icmp_, std::move(children));
+}
+
+}  // namespace siftdb

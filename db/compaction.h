@@ -1,0 +1,85 @@
+// Copyright (c) siftdb authors.
+//
+// Compaction: one unit of leveled compaction — the tables of `level` and the
+// overlapping tables of `level + 1` that are merged into new tables at
+// `level + 1`.
+//
+// Picking (VersionSet::PickCompaction) follows the scores computed by
+// VersionSet::Finalize: level 0 by file count, deeper levels by bytes over
+// their target. Within a level, compactions start after the key where the
+// previous one ended (round robin), so every key range gets its turn.
+//
+// Thread safety: a Compaction is owned and used by the background thread;
+// the methods that consult the Version require the DB mutex only when the
+// comment says so.
+
+#ifndef SIFTDB_DB_COMPACTION_H_
+#define SIFTDB_DB_COMPACTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db/version.h"
+#include "db/version_edit.h"
+#include "siftdb/options.h"
+
+namespace siftdb {
+
+class VersionSet;
+
+class Compaction {
+ public:
+  Compaction(const Options* options, int level, Version* input_version);
+  Compaction(const Compaction&) = delete;
+  Compaction& operator=(const Compaction&) = delete;
+  // REQUIRES: the DB mutex (releases the input version).
+  ~Compaction();
+
+  int level() const { return level_; }
+  VersionEdit* edit() { return &edit_; }
+  // which: 0 = tables of level(), 1 = tables of level() + 1.
+  int num_input_files(int which) const {
+    return static_cast<int>(inputs_[which].size());
+  }
+  FileMetaData* input(int which, int i) const { return inputs_[which][i]; }
+  uint64_t MaxOutputFileSize() const { return max_output_file_size_; }
+
+  // True when the single input table can move down a level unchanged.
+  bool IsTrivialMove() const;
+  // Records the removal of every input table in edit().
+  void AddInputDeletions(VersionEdit* edit);
+  // True when no level below level() + 1 holds user_key, so a deletion
+  // of it can be dropped. Calls must come in increasing key order.
+  bool IsBaseLevelForKey(std::string_view user_key);
+  // True when the current output table should end before internal_key
+  // because it would overlap too many grandparent bytes. Calls must come in
+  // increasing key order.
+  bool ShouldStopBefore(std::string_view internal_key);
+
+  // Bytes of input at each side.
+  int64_t InputBytes(int which) const;
+
+ private:
+  friend class VersionSet;
+
+  const int level_;
+  const uint64_t max_output_file_size_;
+  const int64_t max_grandparent_overlap_bytes_;
+  Version* input_version_;
+  VersionEdit edit_;
+  std::vector<FileMetaData*> inputs_[2];
+  // Tables of level() + 2 overlapping the compaction's range.
+  std::vector<FileMetaData*> grandparents_;
+  size_t grandparent_index_ = 0;
+  bool seen_key_ = false;
+  int64_t overlapped_bytes_ = 0;
+  // Position in each deeper level for IsBaseLevelForKey.
+  size_t level_ptrs_[kNumLevels] = {};
+  const InternalKeyComparator* icmp_ = nullptr;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_COMPACTION_H_

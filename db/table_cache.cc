@@ -1,0 +1,85 @@
+// Copyright (c) siftdb authors.
+
+#include "db/table_cache.h"
+
+#include "db/filename.h"
+#include "util/coding.h"
+
+namespace siftdb {
+namespace {
+
+void DeleteTable(std::string_view key, void* value) {
+  delete static_cast<Table*>(value);
+}
+
+std::string CacheKey(uint64_t file_number) {
+  std::string key;
+  PutFixed64(&key, file_number);
+  return key;
+}
+
+}  // namespace
+
+TableCache::TableCache(std::string dbname, Env* env,
+                       const TableOptions& table_options, int entries)
+    : dbname_(std::move(dbname)),
+      env_(env),
+      table_options_(table_options),
+      // Each open table is charged 1: capacity counts tables.
+      cache_(NewLRUCache(entries)) {}
+
+absl::StatusOr<Cache::Handle*> TableCache::FindTable(uint64_t file_number,
+                                                     uint64_t file_size) {
+  const std::string key = CacheKey(file_number);
+  Cache::Handle* handle = cache_->Lookup(key);
+  if (handle != nullptr) return handle;
+
+  const std::string fname = TableFileName(dbname_, file_number);
+  auto file = env_->NewRandomAccessFile(fname);
+  if (!file.ok()) return file.status();
+  auto table = Table::Open(table_options_, fname, std::move(*file), file_size);
+  // Errors are not cached: a transient failure may clear on retry.
+  if (!table.ok()) return table.status();
+  return cache_->Insert(key, table->release(), 1, &DeleteTable);
+}
+
+std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
+                                                  uint64_t file_number,
+                                                  uint64_t file_size) {
+  auto handle = FindTable(file_number, file_size);
+  if (!handle.ok()) return NewErrorIterator(handle.status());
+  Table* table = static_cast<Table*>(cache_->Value(*handle));
+  std::unique_ptr<Iterator> iter = table->NewIterator(options);
+  Cache* cache = cache_.get();
+  Cache::Handle* h = *handle;
+  iter->RegisterCleanup([cache, h] { cache->Release(h); });
+  return iter;
+}
+
+absl::Status TableCache::Get(
+    const ReadOptions& options, uint64_t file_number, uint64_t file_size,
+    std::string_view internal_key, const uint64_t* user_key_hash,
+    absl::FunctionRef<void(std::string_view, std::string_view)> found) {
+  auto handle = FindTable(file_number, file_size);
+  if (!handle.ok()) return handle.status();
+  Table* table = static_cast<Table*>(cache_->Value(*handle));
+  absl::Status s =
+      table->InternalGet(options, internal_key, user_key_hash, found);
+  cache_->Release(*handle);
+  return s;
+}
+
+absl::Status TableCache::WithTable(uint64_t file_number, uint64_t file_size,
+                                   absl::FunctionRef<void(const Table&)> fn) {
+  auto handle = FindTable(file_number, file_size);
+  if (!handle.ok()) return handle.status();
+  fn(*static_cast<Table*>(cache_->Value(*handle)));
+  cache_->Release(*handle);
+  return absl::OkStatus();
+}
+
+void TableCache::Evict(uint64_t file_number) {
+  cache_->Erase(CacheKey(file_number));
+}
+
+}  // namespace siftdb

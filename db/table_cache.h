@@ -1,0 +1,68 @@
+// Copyright (c) siftdb authors.
+//
+// TableCache: keeps recently used tables open (file handle, index, filter),
+// bounded by Options.max_open_files, and routes reads to them.
+//
+// Thread safety: every method is safe to call concurrently (the underlying
+// Cache is internally synchronized).
+
+#ifndef SIFTDB_DB_TABLE_CACHE_H_
+#define SIFTDB_DB_TABLE_CACHE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "siftdb/env.h"
+#include "siftdb/iterator.h"
+#include "siftdb/options.h"
+#include "table/table.h"
+#include "table/table_options.h"
+#include "util/cache.h"
+
+namespace siftdb {
+
+class TableCache {
+ public:
+  // table_options is copied; its pointers must outlive the cache.
+  TableCache(std::string dbname, Env* env, const TableOptions& table_options,
+             int entries);
+  TableCache(const TableCache&) = delete;
+  TableCache& operator=(const TableCache&) = delete;
+  ~TableCache() = default;
+
+  // An iterator over table `file_number` (of `file_size` bytes). The table
+  // stays open while the iterator lives.
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options,
+                                        uint64_t file_number,
+                                        uint64_t file_size);
+
+  // Point lookup in one table; see Table::InternalGet.
+  absl::Status Get(
+      const ReadOptions& options, uint64_t file_number, uint64_t file_size,
+      std::string_view internal_key, const uint64_t* user_key_hash,
+      absl::FunctionRef<void(std::string_view, std::string_view)> found);
+
+  // Runs fn with the open table (opening it when needed); the table is
+  // pinned for the duration of the call.
+  absl::Status WithTable(uint64_t file_number, uint64_t file_size,
+                         absl::FunctionRef<void(const Table&)> fn);
+
+  // Drops the table from the cache (after it was deleted).
+  void Evict(uint64_t file_number);
+
+ private:
+  absl::StatusOr<Cache::Handle*> FindTable(uint64_t file_number,
+                                           uint64_t file_size);
+
+  const std::string dbname_;
+  Env* const env_;
+  const TableOptions table_options_;
+  std::unique_ptr<Cache> cache_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_TABLE_CACHE_H_

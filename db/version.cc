@@ -1,0 +1,229 @@
+// Copyright (c) siftdb authors.
+
+#include "db/version.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "db/table_cache.h"
+#include "db/version_set.h"
+
+namespace siftdb {
+
+Version::~Version() {
+  // Unlink from the list of live versions.
+  prev_->next_ = next_;
+  next_->prev_ = prev_;
+  for (int level = 0; level < kNumLevels; level++) {
+    for (FileMetaData* f : files_[level]) {
+      if (--f->refs <= 0) delete f;
+    }
+  }
+}
+
+void Version::Ref() { ++refs_; }
+
+void Version::Unref() {
+  if (--refs_ == 0) delete this;
+}
+
+int FindFile(const InternalKeyComparator& icmp,
+             const std::vector<FileMetaData*>& files, std::string_view key) {
+  size_t left = 0, right = files.size();
+  while (left < right) {
+    const size_t mid = (left + right) / 2;
+    if (icmp.Compare(files[mid]->largest, key) < 0) {
+      left = mid + 1;  // every file at or before mid ends before key
+    } else {
+      right = mid;
+    }
+  }
+  return static_cast<int>(right);
+}
+
+namespace {
+
+enum class SearchState { kNotFound, kFound, kDeleted, kCorrupt };
+
+struct Searcher {
+  const Comparator* ucmp;
+  std::string_view user_key;
+  std::string* value;
+  SearchState state = SearchState::kNotFound;
+};
+
+bool AfterFile(const Comparator* ucmp, const std::string_view* user_key,
+               const FileMetaData* f) {
+  return user_key != nullptr &&
+         ucmp->Compare(*user_key, ExtractUserKey(f->largest)) > 0;
+}
+
+bool BeforeFile(const Comparator* ucmp, const std::string_view* user_key,
+                const FileMetaData* f) {
+  return user_key != nullptr &&
+         ucmp->Compare(*user_key, ExtractUserKey(f->smallest)) < 0;
+}
+
+}  // namespace
+
+absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
+                          const uint64_t* user_key_hash, std::string* value) {
+  const InternalKeyComparator& icmp = *vset_->icmp();
+  const Comparator* ucmp = icmp.user_comparator();
+  const std::string_view ikey = k.internal_key();
+  const std::string_view user_key = k.user_key();
+
+  Searcher searcher{ucmp, user_key, value};
+  auto found = [&searcher](std::string_view found_key, std::string_view v) {
+    ParsedInternalKey parsed;
+    if (!ParseInternalKey(found_key, &parsed)) {
+      searcher.state = SearchState::kCorrupt;
+      return;
+    }
+    if (searcher.ucmp->Compare(parsed.user_key, searcher.user_key) != 0) {
+      return;  // the table holds no entry for the key
+    }
+    if (parsed.type == kTypeValue) {
+      searcher.state = SearchState::kFound;
+      searcher.value->assign(v.data(), v.size());
+    } else {
+      searcher.state = SearchState::kDeleted;
+    }
+  };
+
+  // Returns true when the search is over (found, deleted or an error).
+  absl::Status status;
+  auto search_file = [&](FileMetaData* f) -> bool {
+    status = vset_->table_cache()->Get(options, f->number, f->file_size, ikey,
+                                       user_key_hash, found);
+    if (!status.ok()) return true;
+    if (searcher.state == SearchState::kCorrupt) {
+      status = absl::DataLossError(absl::StrFormat(
+          "table %06d.sst: entry for a lookup has a malformed internal key",
+          f->number));
+      return true;
+    }
+    return searcher.state != SearchState::kNotFound;
+  };
+
+  // Level 0: tables may overlap; search those covering the key, newest
+  // first.
+  std::vector<FileMetaData*> level0;
+  for (FileMetaData* f : files_[0]) {
+    if (!BeforeFile(ucmp, &user_key, f) && !AfterFile(ucmp, &user_key, f)) {
+      level0.push_back(f);
+    }
+  }
+  std::sort(level0.begin(), level0.end(), [](FileMetaData* a, FileMetaData* b) {
+    return a->number > b->number;
+  });
+  bool done = false;
+  for (FileMetaData* f : level0) {
+    if (search_file(f)) {
+      done = true;
+      break;
+    }
+  }
+  // Deeper levels: at most one table per level can hold the key.
+  for (int level = 1; !done && level < kNumLevels; level++) {
+    const std::vector<FileMetaData*>& files = files_[level];
+    if (files.empty()) continue;
+    const int index = FindFile(icmp, files, ikey);
+    if (index >= static_cast<int>(files.size())) continue;
+    FileMetaData* f = files[index];
+    if (BeforeFile(ucmp, &user_key, f)) continue;
+    done = search_file(f);
+  }
+
+  if (!status.ok()) return status;
+  if (searcher.state == SearchState::kFound) return absl::OkStatus();
+  return absl::NotFoundError("key not found");
+}
+
+void Version::AddIterators(const ReadOptions& options,
+                           std::vector<std::unique_ptr<Iterator>>* iters) {
+  // Level-0 tables overlap: one iterator each. A deeper level is one sorted
+  // run: one iterator that opens its tables as it reaches them.
+  for (FileMetaData* f : files_[0]) {
+    iters->push_back(
+        vset_->table_cache()->NewIterator(options, f->number, f->file_size));
+  }
+  for (int level = 1; level < kNumLevels; level++) {
+    if (!files_[level].empty()) {
+      iters->push_back(vset_->NewLevelIterator(options, &files_[level]));
+    }
+  }
+}
+
+void Version::GetOverlappingInputs(int level, const std::string_view* begin,
+                                   const std::string_view* end,
+                                   std::vector<FileMetaData*>* inputs) {
+  inputs->clear();
+  const Comparator* ucmp = vset_->icmp()->user_comparator();
+  std::string user_begin, user_end;
+  bool has_begin = begin != nullptr, has_end = end != nullptr;
+  if (has_begin) user_begin = std::string(*begin);
+  if (has_end) user_end = std::string(*end);
+  for (size_t i = 0; i < files_[level].size();) {
+    FileMetaData* f = files_[level][i++];
+    const std::string_view file_start = ExtractUserKey(f->smallest);
+    const std::string_view file_limit = ExtractUserKey(f->largest);
+    if (has_begin && ucmp->Compare(file_limit, user_begin) < 0) continue;
+    if (has_end && ucmp->Compare(file_start, user_end) > 0) continue;
+    inputs->push_back(f);
+    if (level == 0) {
+      // Level-0 tables overlap each other: widen the range and restart
+      // whenever this table extends it.
+      if (has_begin && ucmp->Compare(file_start, user_begin) < 0) {
+        user_begin = std::string(file_start);
+        inputs->clear();
+        i = 0;
+      } else if (has_end && ucmp->Compare(file_limit, user_end) > 0) {
+        user_end = std::string(file_limit);
+        inputs->clear();
+        i = 0;
+      }
+    }
+  }
+}
+
+bool Version::OverlapInLevel(int level,
+                             const std::string_view* smallest_user_key,
+                             const std::string_view* largest_user_key) {
+  const Comparator* ucmp = vset_->icmp()->user_comparator();
+  const std::vector<FileMetaData*>& files = files_[level];
+  if (level == 0) {
+    for (FileMetaData* f : files) {
+      if (!AfterFile(ucmp, smallest_user_key, f) &&
+          !BeforeFile(ucmp, largest_user_key, f)) {
+        return true;
+      }
+    }
+    return false;
+  }
+  int index = 0;
+  if (smallest_user_key != nullptr) {
+    std::string small_key;
+    AppendInternalKey(&small_key, *smallest_user_key, kMaxSequenceNumber,
+                      kValueTypeForSeek);
+    index = FindFile(*vset_->icmp(), files, small_key);
+  }
+  if (index >= static_cast<int>(files.size())) return false;
+  return !BeforeFile(ucmp, largest_user_key, files[index]);
+}
+
+std::string Version::DebugString() const {
+  std::string r;
+  for (int level = 0; level < kNumLevels; level++) {
+    absl::StrAppendFormat(&r, "--- level %d ---\n", level);
+    for (const FileMetaData* f : files_[level]) {
+      absl::StrAppendFormat(&r, " %06d.sst %d bytes [%s .. %s]\n", f->number,
+                            f->file_size,
+                            InternalKeyDebugString(f->smallest, false),
+                            InternalKeyDebugString(f->largest, false));
+    }
+  }
+  return r;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,101 @@
+// Copyright (c) siftdb authors.
+//
+// Version: one immutable snapshot of which tables are live at each level.
+//
+// Level 0 tables come from MemTable flushes and may overlap each other; a
+// newer (higher-numbered) level-0 table holds newer data. Tables of a level
+// >= 1 are disjoint and sorted by key.
+//
+// Thread safety: a Version is immutable once installed, so Get and the
+// accessors may run without locks while the caller holds a reference.
+// Ref() / Unref() REQUIRE the DB mutex.
+
+#ifndef SIFTDB_DB_VERSION_H_
+#define SIFTDB_DB_VERSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "db/lookup_key.h"
+#include "db/version_edit.h"
+#include "siftdb/iterator.h"
+#include "siftdb/options.h"
+
+namespace siftdb {
+
+class TableCache;
+class VersionSet;
+
+class Version {
+ public:
+  Version(const Version&) = delete;
+  Version& operator=(const Version&) = delete;
+
+  // Looks key up in the tables, newest first. OK with *value set when found;
+  // NotFound when absent or deleted; another error when a table is damaged.
+  // user_key_hash is the filter hash of key.user_key() (hash once, probe
+  // every table), or null.
+  absl::Status Get(const ReadOptions& options, const LookupKey& key,
+                   const uint64_t* user_key_hash, std::string* value);
+
+  // Appends one iterator per level-0 table and one per non-empty deeper
+  // level; together they yield every entry of this version.
+  void AddIterators(const ReadOptions& options,
+                    std::vector<std::unique_ptr<Iterator>>* iters);
+
+  void Ref();
+  void Unref();
+
+  // Tables at `level` overlapping the user-key range [begin, end] (null:
+  // unbounded). For level 0 the range is widened to cover overlapping
+  // tables transitively, since they overlap each other.
+  void GetOverlappingInputs(int level, const std::string_view* begin,
+                            const std::string_view* end,
+                            std::vector<FileMetaData*>* inputs);
+
+  // True when some table at `level` overlaps the user-key range.
+  bool OverlapInLevel(int level, const std::string_view* smallest_user_key,
+                      const std::string_view* largest_user_key);
+
+  int NumFiles(int level) const {
+    return static_cast<int>(files_[level].size());
+  }
+  const std::vector<FileMetaData*>& files(int level) const {
+    return files_[level];
+  }
+
+  std::string DebugString() const;
+
+ private:
+  friend class Compaction;
+  friend class VersionSet;
+  friend class VersionBuilder;
+
+  explicit Version(VersionSet* vset) : vset_(vset) {}
+  ~Version();
+
+  VersionSet* vset_;
+  Version* next_ = this;  // circular list of live versions in vset_
+  Version* prev_ = this;
+  int refs_ = 0;
+
+  std::vector<FileMetaData*> files_[kNumLevels];
+
+  // Level most in need of compaction and its score (>= 1 means needed);
+  // set by VersionSet::Finalize.
+  double compaction_score_ = -1;
+  int compaction_level_ = -1;
+};
+
+// Index of the first table in `files` (sorted, disjoint) whose largest key
+// is >= internal_key; files.size() when none.
+int FindFile(const InternalKeyComparator& icmp,
+             const std::vector<FileMetaData*>& files,
+             std::string_view internal_key);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_VERSION_H_
