@@ -75,9 +75,16 @@ class DB {
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
-  // Properties: "siftdb.stats", "siftdb.num-files-at-level<N>",
-  // "siftdb.sstables", "siftdb.approximate-memory-usage". False for an
-  // unknown name.
+  // Properties (false for an unknown name):
+  //   "siftdb.stats"                    levels, compactions, stalls, counters
+  //   "siftdb.num-files-at-level<N>"    table count at level N
+  //   "siftdb.sstables"                 every live table with its key range
+  //   "siftdb.approximate-memory-usage" MemTables + block cache, in bytes
+  //   "siftdb.background-error"         "OK" or the error that stopped writes
+  //   "siftdb.counter.<name>"           one counter, e.g. filter.negatives
+  //       (data-block reads the filters saved), filter.checks,
+  //       filter.positives, filter.false_positives, block.data_reads,
+  //       block_cache.hits, block_cache.misses, bytes.read, bytes.written
   virtual bool GetProperty(std::string_view name, std::string* value) = 0;
 
   // For each range, the approximate file-system bytes its keys use.

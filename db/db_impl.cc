@@ -1,0 +1,378 @@
+// Copyright (c) siftdb authors.
+//
+// DBImpl: construction, the write path (group commit) and the read path.
+
+#include "db/db_impl.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "db/db_iter.h"
+#include "db/filename.h"
+#include "db/write_batch_internal.h"
+#include "siftdb/filter_policy.h"
+#include "table/merging_iterator.h"
+
+namespace siftdb {
+
+// A writer waiting in writers_.
+struct DBImpl::Writer {
+  explicit Writer(WriteBatch* b, bool s) : batch(b), sync(s) {}
+  absl::Status status;
+  WriteBatch* batch;
+  bool sync;
+  bool done = false;
+  absl::CondVar cv;
+};
+
+DB::~DB() = default;
+
+namespace {
+
+std::shared_ptr<const FilterPolicy> MakeFilterPolicy(const Options& o) {
+  if (o.filter_policy != nullptr) return o.filter_policy;
+  if (o.filter_bits_per_key <= 0) return nullptr;
+  return NewBloomFilterPolicy(o.filter_bits_per_key);
+}
+
+Options WithInfoLog(Options o, const std::string& dbname,
+                    std::unique_ptr<Logger>* owned) {
+  if (o.info_log == nullptr) {
+    o.env->CreateDir(dbname).IgnoreError();
+    o.env->RenameFile(InfoLogFileName(dbname), OldInfoLogFileName(dbname))
+        .IgnoreError();
+    auto logger = o.env->NewLogger(InfoLogFileName(dbname));
+    if (logger.ok()) {
+      *owned = std::move(*logger);
+      o.info_log = owned->get();
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+DBImpl::DBImpl(const Options& options, const std::string& dbname)
+    : env_(options.env),
+      internal_comparator_(options.comparator),
+      options_(WithInfoLog(options, dbname, &owned_info_log_)),
+      dbname_(dbname),
+      filter_policy_(MakeFilterPolicy(options)) {
+  if (options_.block_cache_size > 0) {
+    block_cache_ = NewLRUCache(options_.block_cache_size);
+  }
+  table_options_.user_comparator = options_.comparator;
+  table_options_.block_size = options_.block_size;
+  table_options_.block_restart_interval = options_.block_restart_interval;
+  table_options_.compression = options_.compression;
+  table_options_.filter_policy = filter_policy_;
+  table_options_.block_cache = block_cache_.get();
+  table_options_.statistics = &stats_;
+  table_options_.paranoid_checks = options_.paranoid_checks;
+  // Keep a few descriptors for logs, the MANIFEST and the LOG.
+  table_cache_ = std::make_unique<TableCache>(
+      dbname_, env_, table_options_, std::max(options_.max_open_files - 10, 6));
+  versions_ = std::make_unique<VersionSet>(
+      dbname_, &options_, table_cache_.get(), &internal_comparator_);
+}
+
+DBImpl::~DBImpl() {
+  {
+    absl::MutexLock l(&mutex_);
+    shutting_down_ = true;
+    background_work_cv_.SignalAll();
+  }
+  if (background_thread_.joinable()) background_thread_.join();
+  absl::MutexLock l(&mutex_);
+  if (log_ != nullptr) {
+    log_.reset();
+    logfile_->Close().IgnoreError();
+    logfile_.reset();
+  }
+  if (mem_ != nullptr) mem_->Unref();
+  if (imm_ != nullptr) imm_->Unref();
+  versions_.reset();
+  db_lock_.reset();
+}
+
+void DBImpl::LogMessage(const std::string& message) {
+  if (options_.info_log != nullptr) options_.info_log->Log(message);
+}
+
+absl::Status DBImpl::Put(const WriteOptions& o, std::string_view key,
+                         std::string_view value) {
+  WriteBatch batch;
+  batch.Put(key, value);
+  return Write(o, &batch);
+}
+
+absl::Status DBImpl::Delete(const WriteOptions& o, std::string_view key) {
+  WriteBatch batch;
+  batch.Delete(key);
+  return Write(o, &batch);
+}
+
+absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
+  if (updates != nullptr) {
+    absl::Status valid = WriteBatchInternal::Validate(updates);
+    if (!valid.ok()) return valid;
+    if (WriteBatchInternal::Count(updates) == 0) return absl::OkStatus();
+  }
+  Writer w(updates, options.sync);
+  absl::MutexLock l(&mutex_);
+  writers_.push_back(&w);
+  while (!w.done && &w != writers_.front()) w.cv.Wait(&mutex_);
+  if (w.done) return w.status;
+
+  // This writer leads a group.
+  absl::Status status = MakeRoomForWrite(updates == nullptr);
+  SequenceNumber last_sequence = versions_->LastSequence();
+  Writer* last_writer = &w;
+  if (status.ok() && updates != nullptr) {
+    bool sync = false;
+    WriteBatch* group = BuildBatchGroup(&last_writer, &sync);
+    WriteBatchInternal::SetSequence(group, last_sequence + 1);
+    last_sequence += WriteBatchInternal::Count(group);
+
+    // Followers wait in writers_ until woken, so the log and mem_ can be
+    // written without the mutex.
+    bool log_error = false;
+    {
+      mutex_.Unlock();
+      status = log_->AddRecord(WriteBatchInternal::Contents(group));
+      if (status.ok() && sync) status = logfile_->Sync();
+      log_error = !status.ok();
+      if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem_);
+      mutex_.Lock();
+    }
+    stats_.Record(Ticker::kBytesWritten, WriteBatchInternal::ByteSize(group));
+    if (log_error) {
+      // The log may now end in a partial record, and the group's fate after
+      // a crash is unknown: stop accepting writes.
+      RecordBackgroundError(status);
+    }
+    if (group == &tmp_batch_) tmp_batch_.Clear();
+    if (status.ok()) versions_->SetLastSequence(last_sequence);
+  }
+
+  while (true) {
+    Writer* ready = writers_.front();
+    writers_.pop_front();
+    if (ready != &w) {
+      ready->status = status;
+      ready->done = true;
+      ready->cv.Signal();
+    }
+    if (ready == last_writer) break;
+  }
+  if (!writers_.empty()) writers_.front()->cv.Signal();
+  return status;
+}
+
+WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer, bool* sync) {
+  Writer* first = writers_.front();
+  WriteBatch* result = first->batch;
+  *sync = first->sync;
+  // Bound the group so a small write is not delayed by a huge group.
+  size_t size = WriteBatchInternal::ByteSize(first->batch);
+  size_t max_size = size_t{1} << 20;
+  if (size <= (size_t{128} << 10)) max_size = size + (size_t{128} << 10);
+
+  *last_writer = first;
+  for (auto it = writers_.begin() + 1; it != writers_.end(); ++it) {
+    Writer* w = *it;
+    if (w->batch == nullptr) break;  // a forced flush: handle it alone
+    size += WriteBatchInternal::ByteSize(w->batch);
+    if (size > max_size) break;
+    if (result == first->batch) {
+      // Merge into tmp_batch_ rather than the caller's batch.
+      result = &tmp_batch_;
+      tmp_batch_.Clear();
+      tmp_batch_.Append(*first->batch);
+    }
+    tmp_batch_.Append(*w->batch);
+    *sync = *sync || w->sync;
+    *last_writer = w;
+  }
+  return result;
+}
+
+absl::Status DBImpl::MakeRoomForWrite(bool force) {
+  bool allow_delay = !force;
+  while (true) {
+    if (!bg_error_.ok()) return bg_error_;
+    const int level0 = versions_->NumLevelFiles(0);
+    if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
+      // Near the stop trigger: yield 1 ms to the compaction once per write
+      // rather than stopping for seconds later.
+      mutex_.Unlock();
+      const uint64_t start = env_->NowMicros();
+      env_->SleepForMicroseconds(1000);
+      const uint64_t waited = env_->NowMicros() - start;
+      mutex_.Lock();
+      stall_micros_ += waited;
+      allow_delay = false;
+    } else if (!force &&
+               mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+      return absl::OkStatus();
+    } else if (imm_ != nullptr) {
+      // The previous MemTable is still being flushed.
+      const uint64_t start = env_->NowMicros();
+      background_done_cv_.Wait(&mutex_);
+      stall_micros_ += env_->NowMicros() - start;
+    } else if (level0 >= options_.level0_stop_writes_trigger) {
+      const uint64_t start = env_->NowMicros();
+      background_work_cv_.Signal();
+      background_done_cv_.Wait(&mutex_);
+      stall_micros_ += env_->NowMicros() - start;
+    } else {
+      // Switch to a new MemTable and log; flush the old one.
+      if (force && mem_->NumEntries() == 0) return absl::OkStatus();
+      const uint64_t number = versions_->NewFileNumber();
+      std::unique_ptr<WritableFile> old_file = std::move(logfile_);
+      std::unique_ptr<log::Writer> old_log = std::move(log_);
+      MemTable* old_mem = mem_;
+      absl::Status s = NewLogFile(number);
+      if (!s.ok()) {
+        logfile_ = std::move(old_file);
+        log_ = std::move(old_log);
+        mem_ = old_mem;
+        versions_->ReuseFileNumber(number);
+        return s;
+      }
+      old_log.reset();
+      imm_ = old_mem;
+      has_imm_.store(true, std::memory_order_release);
+      force = false;
+      background_work_cv_.Signal();
+      // Sync the old log so that durability stays a prefix: a synced write
+      // in the new log never survives a power loss that earlier writes in
+      // the old log do not. Only this leader touches the old file.
+      mutex_.Unlock();
+      s = old_file->Sync();
+      if (s.ok()) s = old_file->Close();
+      mutex_.Lock();
+      if (!s.ok()) {
+        RecordBackgroundError(s);
+        return s;
+      }
+    }
+  }
+}
+
+absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
+                         std::string* value) {
+  if (key.size() > kMaxKeySize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "key of %d bytes exceeds the limit of %d bytes (kMaxKeySize)",
+        key.size(), kMaxKeySize));
+  }
+  MemTable* mem;
+  MemTable* imm;
+  Version* current;
+  SequenceNumber snapshot;
+  {
+    absl::MutexLock l(&mutex_);
+    snapshot =
+        options.snapshot != nullptr
+            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+            : versions_->LastSequence();
+    mem = mem_;
+    imm = imm_;
+    current = versions_->current();
+    mem->Ref();
+    if (imm != nullptr) imm->Ref();
+    current->Ref();
+  }
+
+  absl::Status s;
+  LookupKey lkey(key, snapshot);
+  if (mem->Get(lkey, value, &s)) {
+    // Found in the MemTable (a value or a deletion).
+  } else if (imm != nullptr && imm->Get(lkey, value, &s)) {
+    // Found in the MemTable being flushed.
+  } else {
+    uint64_t hash = 0;
+    const uint64_t* hash_ptr = nullptr;
+    if (filter_policy_ != nullptr) {
+      hash = filter_policy_->HashKey(key);
+      hash_ptr = &hash;
+    }
+    s = current->Get(options, lkey, hash_ptr, value);
+  }
+
+  absl::MutexLock l(&mutex_);
+  mem->Unref();
+  if (imm != nullptr) imm->Unref();
+  current->Unref();
+  return s;
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  std::vector<std::unique_ptr<Iterator>> children;
+  SequenceNumber sequence;
+  MemTable* mem;
+  MemTable* imm;
+  Version* current;
+  {
+    absl::MutexLock l(&mutex_);
+    sequence =
+        options.snapshot != nullptr
+            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+            : versions_->LastSequence();
+    mem = mem_;
+    imm = imm_;
+    current = versions_->current();
+    mem->Ref();
+    if (imm != nullptr) imm->Ref();
+    current->Ref();
+  }
+  // Newest first, so entries of equal internal key (impossible in
+  // practice) would favor the newest source.
+  children.push_back(mem->NewIterator());
+  if (imm != nullptr) children.push_back(imm->NewIterator());
+  current->AddIterators(options, &children);
+  std::unique_ptr<Iterator> internal =
+      NewMergingIterator(&internal_comparator_, std::move(children));
+  internal->RegisterCleanup([this, mem, imm, current] {
+    absl::MutexLock l(&mutex_);
+    mem->Unref();
+    if (imm != nullptr) imm->Unref();
+    current->Unref();
+  });
+  return NewDBIterator(options_.comparator, std::move(internal), sequence);
+}
+
+const Snapshot* DBImpl::GetSnapshot() {
+  absl::MutexLock l(&mutex_);
+  return snapshots_.New(versions_->LastSequence());
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  absl::MutexLock l(&mutex_);
+  snapshots_.Delete(static_cast<const SnapshotImpl*>(snapshot));
+}
+
+void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
+  Version* v;
+  {
+    absl::MutexLock l(&mutex_);
+    v = versions_->current();
+    v->Ref();
+  }
+  for (int i = 0; i < n; i++) {
+    std::string start, limit;
+    AppendInternalKey(&start, ranges[i].start, kMaxSequenceNumber,
+                      kValueTypeForSeek);
+    AppendInternalKey(&limit, ranges[i].limit, kMaxSequenceNumber,
+                      kValueTypeForSeek);
+    absl::MutexLock l(&mutex_);
+    const uint64_t a = versions_->ApproximateOffsetOf(v, start);
+    const uint64_t b = versions_->ApproximateOffsetOf(v, limit);
+    sizes[i] = b >= a ? b - a : 0;
+  }
+  absl::MutexLock l(&mutex_);
+  v->Unref();
+}
+
+}  // namespace siftdb

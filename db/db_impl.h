@@ -1,0 +1,199 @@
+// Copyright (c) siftdb authors.
+//
+// DBImpl: the DB implementation.
+//
+// Concurrency model:
+//  - mutex_ guards the state marked ABSL_GUARDED_BY below.
+//  - Writers queue in writers_; the one at the front (the leader) merges the
+//    queued batches into one group, appends it to the log as one record and
+//    inserts it into mem_ with mutex_ released, then wakes the followers.
+//    Only the leader touches log_ and inserts into mem_.
+//  - Readers take references to mem_, imm_ and the current Version under
+//    mutex_, then read without it (MemTables and Versions are safe for
+//    concurrent reads).
+//  - One background thread flushes imm_ to a level-0 table and runs
+//    compactions. background_work_cv_ signals it; background_done_cv_
+//    signals waiters when a piece of background work completes.
+// Durability: a write group is in the OS before any member returns (the log
+// writer flushes each record); with sync it is also fdatasync'ed.
+
+#ifndef SIFTDB_DB_DB_IMPL_H_
+#define SIFTDB_DB_DB_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "db/memtable.h"
+#include "db/snapshot.h"
+#include "db/table_cache.h"
+#include "db/version_set.h"
+#include "siftdb/db.h"
+#include "table/internal_key.h"
+#include "table/table_options.h"
+#include "util/cache.h"
+#include "util/statistics.h"
+#include "wal/log_writer.h"
+
+namespace siftdb {
+
+class DBImpl : public DB {
+ public:
+  DBImpl(const Options& sanitized_options, const std::string& dbname);
+  DBImpl(const DBImpl&) = delete;
+  DBImpl& operator=(const DBImpl&) = delete;
+  ~DBImpl() override;
+
+  absl::Status Put(const WriteOptions& options, std::string_view key,
+                   std::string_view value) override;
+  absl::Status Delete(const WriteOptions& options,
+                      std::string_view key) override;
+  absl::Status Write(const WriteOptions& options, WriteBatch* updates) override;
+  absl::Status Get(const ReadOptions& options, std::string_view key,
+                   std::string* value) override;
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
+  const Snapshot* GetSnapshot() override;
+  void ReleaseSnapshot(const Snapshot* snapshot) override;
+  bool GetProperty(std::string_view name, std::string* value) override;
+  void GetApproximateSizes(const Range* ranges, int n,
+                           uint64_t* sizes) override;
+  absl::Status CompactRange(const std::string_view* begin,
+                            const std::string_view* end) override;
+
+  // Freezes the MemTable and waits until it is a level-0 table.
+  absl::Status FlushMemTable();
+  // Waits until no flush or compaction is pending or running.
+  absl::Status WaitForBackgroundWork();
+  Statistics* statistics() { return &stats_; }
+
+ private:
+  friend class DB;
+  friend absl::StatusOr<std::unique_ptr<DB>> OpenDB(const Options&,
+                                                    const std::string&);
+  struct Writer;
+
+  // --- Open and recovery (db_impl_open.cc) ---
+  absl::Status NewDB();
+  absl::Status Recover(VersionEdit* edit, bool* save_manifest)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status RecoverLogFile(uint64_t log_number, bool last_log,
+                              bool* save_manifest, VersionEdit* edit,
+                              SequenceNumber* max_sequence)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Creates log file number log_number_ and a fresh MemTable.
+  absl::Status NewLogFile(uint64_t number)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // --- Write path (db_impl.cc) ---
+  absl::Status MakeRoomForWrite(bool force)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  WriteBatch* BuildBatchGroup(Writer** last_writer, bool* sync)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // --- Compaction (db_impl_compaction.cc) ---
+  struct CompactionState;
+  struct ManualCompaction {
+    int level = 0;
+    bool done = false;
+    bool has_begin = false, has_end = false;
+    std::string begin, end;  // user keys
+  };
+  // Per-level figures for "siftdb.stats".
+  struct LevelStats {
+    int64_t micros = 0;
+    int64_t bytes_read = 0;
+    int64_t bytes_written = 0;
+    int64_t count = 0;
+  };
+  void BackgroundCompaction() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status DoCompactionWork(CompactionState* compact)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status OpenCompactionOutputFile(CompactionState* compact)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  absl::Status FinishCompactionOutputFile(CompactionState* compact,
+                                          Iterator* input)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  absl::Status InstallCompactionResults(CompactionState* compact)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void CleanupCompaction(CompactionState* compact)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Compacts the tables of `level` overlapping [begin, end] into level + 1,
+  // through the background thread; waits for it.
+  absl::Status ManualCompactLevel(int level, const std::string_view* begin,
+                                  const std::string_view* end);
+
+  // --- Background work (db_impl_background.cc) ---
+  void BackgroundThreadMain();
+  // True when the background thread has something to do.
+  bool HasBackgroundWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void CompactMemTable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status WriteLevel0Table(MemTable* mem, VersionEdit* edit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RemoveObsoleteFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void RecordBackgroundError(const absl::Status& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void LogMessage(const std::string& message);
+
+  // Constant after construction.
+  Env* const env_;
+  const InternalKeyComparator internal_comparator_;
+  const Options options_;  // sanitized; comparator/env/info_log set
+  const std::string dbname_;
+  std::unique_ptr<Logger> owned_info_log_;
+  std::shared_ptr<const FilterPolicy> filter_policy_;  // null: no filters
+  std::unique_ptr<Cache> block_cache_;                 // null: none
+  Statistics stats_;
+  TableOptions table_options_;
+  std::unique_ptr<TableCache> table_cache_;
+  std::unique_ptr<FileLock> db_lock_;
+
+  absl::Mutex mutex_;
+  absl::CondVar background_work_cv_;
+  absl::CondVar background_done_cv_;
+  bool shutting_down_ ABSL_GUARDED_BY(mutex_) = false;
+  std::thread background_thread_;
+  bool background_busy_ ABSL_GUARDED_BY(mutex_) = false;
+  bool flush_requested_ ABSL_GUARDED_BY(mutex_) = false;
+
+  MemTable* mem_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  MemTable* imm_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  // imm_ != nullptr, readable without the mutex (compaction polls it).
+  std::atomic<bool> has_imm_{false};
+  ManualCompaction* manual_compaction_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  LevelStats level_stats_[kNumLevels] ABSL_GUARDED_BY(mutex_);
+  std::unique_ptr<WritableFile> logfile_;  // leader only, or under mutex_
+  uint64_t logfile_number_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::unique_ptr<log::Writer> log_;
+
+  std::deque<Writer*> writers_ ABSL_GUARDED_BY(mutex_);
+  WriteBatch tmp_batch_ ABSL_GUARDED_BY(mutex_);
+
+  SnapshotList snapshots_ ABSL_GUARDED_BY(mutex_);
+  // Tables being written: not live yet, but must not be deleted.
+  std::set<uint64_t> pending_outputs_ ABSL_GUARDED_BY(mutex_);
+  std::unique_ptr<VersionSet> versions_ ABSL_GUARDED_BY(mutex_);
+
+  // Sticky: once set, writes fail with it.
+  absl::Status bg_error_ ABSL_GUARDED_BY(mutex_);
+
+  // Statistics about stalls and flushes.
+  uint64_t stall_micros_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t flushes_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t flush_micros_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t flush_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+};
+
+// Validates and completes user options: InvalidArgument naming the first
+// bad field.
+absl::StatusOr<Options> SanitizeOptions(const Options& options);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_DB_IMPL_H_

@@ -1,0 +1,163 @@
+// Copyright (c) siftdb authors.
+//
+// DBImpl background work: flushing the immutable MemTable to level 0,
+// deleting obsolete files, and the sticky background error.
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "db/builder.h"
+#include "db/db_impl.h"
+#include "db/filename.h"
+
+namespace siftdb {
+
+bool DBImpl::HasBackgroundWork() const {
+  if (!bg_error_.ok()) return false;
+  return imm_ != nullptr ||
+         (manual_compaction_ != nullptr && !manual_compaction_->done) ||
+         versions_->NeedsCompaction();
+}
+
+void DBImpl::BackgroundThreadMain() {
+  absl::MutexLock l(&mutex_);
+  while (true) {
+    while (!shutting_down_ && !HasBackgroundWork()) {
+      background_work_cv_.Wait(&mutex_);
+    }
+    // On shutdown, finish a pending flush (cheap, and it spares the next
+    // Open a log replay) but start no compaction.
+    if (shutting_down_ && (imm_ == nullptr || !bg_error_.ok())) break;
+    background_busy_ = true;
+    if (imm_ != nullptr) {
+      CompactMemTable();
+    } else if (!shutting_down_) {
+      BackgroundCompaction();
+    }
+    background_busy_ = false;
+    background_done_cv_.SignalAll();
+  }
+  background_done_cv_.SignalAll();
+}
+
+void DBImpl::RecordBackgroundError(const absl::Status& s) {
+  if (bg_error_.ok()) {
+    bg_error_ = s;
+    LogMessage(absl::StrFormat("background error: %s", s.ToString()));
+    background_done_cv_.SignalAll();
+  }
+}
+
+absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
+  const uint64_t start_micros = env_->NowMicros();
+  FileMetaData meta;
+  meta.number = versions_->NewFileNumber();
+  pending_outputs_.insert(meta.number);
+  std::unique_ptr<Iterator> iter = mem->NewIterator();
+  absl::Status s;
+  {
+    mutex_.Unlock();
+    s = BuildTable(dbname_, env_, table_options_, table_cache_.get(),
+                   iter.get(), &meta);
+    mutex_.Lock();
+  }
+  pending_outputs_.erase(meta.number);
+  LogMessage(absl::StrFormat("flush: table %06d.sst, %d entries, %d bytes: %s",
+                             meta.number, mem->NumEntries(), meta.file_size,
+                             s.ToString()));
+  if (s.ok() && meta.file_size > 0) {
+    edit->AddFile(0, meta.number, meta.file_size, meta.smallest, meta.largest);
+  }
+  flushes_++;
+  flush_micros_ += env_->NowMicros() - start_micros;
+  flush_bytes_ += meta.file_size;
+  stats_.Record(Ticker::kBytesWritten, meta.file_size);
+  return s;
+}
+
+void DBImpl::CompactMemTable() {
+  VersionEdit edit;
+  absl::Status s = WriteLevel0Table(imm_, &edit);
+  if (s.ok()) {
+    // Logs older than the current one are no longer needed.
+    edit.SetPrevLogNumber(0);
+    edit.SetLogNumber(logfile_number_);
+    s = versions_->LogAndApply(&edit, &mutex_);
+  }
+  if (s.ok()) {
+    imm_->Unref();
+    imm_ = nullptr;
+    has_imm_.store(false, std::memory_order_release);
+    RemoveObsoleteFiles();
+  } else {
+    RecordBackgroundError(s);
+  }
+}
+
+void DBImpl::RemoveObsoleteFiles() {
+  if (!bg_error_.ok()) {
+    // After an error the state of new files is unknown: keep everything.
+    return;
+  }
+  std::set<uint64_t> live = pending_outputs_;
+  versions_->AddLiveFiles(&live);
+  auto children = env_->GetChildren(dbname_);
+  if (!children.ok()) return;
+  std::vector<std::string> to_delete;
+  for (const std::string& name : *children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    bool keep = true;
+    switch (type) {
+      case FileType::kLogFile:
+        keep = number >= versions_->LogNumber() ||
+               number == versions_->PrevLogNumber();
+        break;
+      case FileType::kDescriptorFile:
+        keep = number >= versions_->ManifestFileNumber();
+        break;
+      case FileType::kTableFile:
+      case FileType::kTempFile:
+        keep = live.contains(number);
+        break;
+      case FileType::kCurrentFile:
+      case FileType::kDBLockFile:
+      case FileType::kInfoLogFile:
+        keep = true;
+        break;
+    }
+    if (!keep) {
+      to_delete.push_back(name);
+      if (type == FileType::kTableFile) table_cache_->Evict(number);
+    }
+  }
+  // Deleting needs no mutex: these files are unreachable now.
+  mutex_.Unlock();
+  for (const std::string& name : to_delete) {
+    env_->RemoveFile(dbname_ + "/" + name).IgnoreError();
+  }
+  mutex_.Lock();
+}
+
+absl::Status DBImpl::FlushMemTable() {
+  absl::Status s = Write(WriteOptions(), nullptr);
+  if (!s.ok()) return s;
+  absl::MutexLock l(&mutex_);
+  while (imm_ != nullptr && bg_error_.ok()) {
+    background_done_cv_.Wait(&mutex_);
+  }
+  return bg_error_;
+}
+
+absl::Status DBImpl::WaitForBackgroundWork() {
+  absl::MutexLock l(&mutex_);
+  while ((background_busy_ || HasBackgroundWork()) && bg_error_.ok() &&
+         !shutting_down_) {
+    background_done_cv_.Wait(&mutex_);
+  }
+  return bg_error_;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,351 @@
+// Copyright (c) siftdb authors.
+//
+// Opening a DB: option checks, creating a new DB, and recovery from the
+// MANIFEST plus the logs not yet flushed.
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/write_batch_internal.h"
+#include "util/absl_compat.h"
+#include "wal/log_reader.h"
+
+namespace siftdb {
+namespace {
+
+absl::Status BadOption(const std::string& what) {
+  return absl::InvalidArgumentError("invalid option: " + what);
+}
+
+}  // namespace
+
+absl::StatusOr<Options> SanitizeOptions(const Options& in) {
+  Options o = in;
+  if (o.comparator == nullptr) o.comparator = BytewiseComparator();
+  if (o.env == nullptr) o.env = Env::Default();
+  if (o.write_buffer_size < 4096 || o.write_buffer_size > (size_t{4} << 30)) {
+    return BadOption(
+        absl::StrFormat("write_buffer_size = %d (must be in [4 KiB, 4 GiB])",
+                        o.write_buffer_size));
+  }
+  if (o.max_open_files < 16) {
+    return BadOption(absl::StrFormat("max_open_files = %d (must be >= 16)",
+                                     o.max_open_files));
+  }
+  if (o.block_size < 256 || o.block_size > (size_t{64} << 20)) {
+    return BadOption(absl::StrFormat(
+        "block_size = %d (must be in [256, 64 MiB])", o.block_size));
+  }
+  if (o.block_restart_interval < 1) {
+    return BadOption(
+        absl::StrFormat("block_restart_interval = %d (must be >= 1)",
+                        o.block_restart_interval));
+  }
+  if (o.compression != kNoCompression && o.compression != kSnappyCompression) {
+    return BadOption(absl::StrFormat("compression = %d (unknown type)",
+                                     static_cast<int>(o.compression)));
+  }
+  if (!(o.filter_bits_per_key >= 0 && o.filter_bits_per_key <= 100)) {
+    return BadOption(absl::StrFormat(
+        "filter_bits_per_key = %g (must be in [0, 100]; 0 disables)",
+        o.filter_bits_per_key));
+  }
+  if (o.max_file_size < 4096) {
+    return BadOption(absl::StrFormat("max_file_size = %d (must be >= 4 KiB)",
+                                     o.max_file_size));
+  }
+  if (o.level0_file_num_compaction_trigger < 1 ||
+      o.level0_slowdown_writes_trigger < o.level0_file_num_compaction_trigger ||
+      o.level0_stop_writes_trigger < o.level0_slowdown_writes_trigger) {
+    return BadOption(absl::StrFormat(
+        "level0 triggers compaction=%d slowdown=%d stop=%d (need 1 <= "
+        "compaction <= slowdown <= stop)",
+        o.level0_file_num_compaction_trigger, o.level0_slowdown_writes_trigger,
+        o.level0_stop_writes_trigger));
+  }
+  if (o.max_bytes_for_level_base < 4096) {
+    return BadOption(
+        absl::StrFormat("max_bytes_for_level_base = %d (must be >= 4 KiB)",
+                        o.max_bytes_for_level_base));
+  }
+  if (!(o.max_bytes_for_level_multiplier > 1 &&
+        o.max_bytes_for_level_multiplier <= 1000)) {
+    return BadOption(absl::StrFormat(
+        "max_bytes_for_level_multiplier = %g (must be in (1, 1000])",
+        o.max_bytes_for_level_multiplier));
+  }
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
+                                             const std::string& dbname) {
+  if (dbname.empty()) {
+    return absl::InvalidArgumentError("DB path is empty");
+  }
+  auto sanitized = SanitizeOptions(options);
+  if (!sanitized.ok()) return sanitized.status();
+  Env* env = sanitized->env;
+  if (env->FileExists(dbname) && !env->IsDirectory(dbname)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: exists and is not a directory", dbname));
+  }
+  if (!env->FileExists(dbname)) {
+    if (!sanitized->create_if_missing) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: does not exist (create_if_missing is false)", dbname));
+    }
+    absl::Status s = env->CreateDir(dbname);
+    if (!s.ok()) return s;
+  }
+
+  auto impl = std::make_unique<DBImpl>(*sanitized, dbname);
+  absl::Status s;
+  {
+    absl::MutexLock l(&impl->mutex_);
+    VersionEdit edit;
+    bool save_manifest = false;
+    s = impl->Recover(&edit, &save_manifest);
+    if (s.ok() && impl->mem_ == nullptr) {
+      // No log was reused: start a new one.
+      const uint64_t number = impl->versions_->NewFileNumber();
+      s = impl->NewLogFile(number);
+      if (s.ok()) {
+        edit.SetLogNumber(number);
+        save_manifest = true;
+      }
+    }
+    if (s.ok() && save_manifest) {
+      edit.SetPrevLogNumber(0);  // no older logs are needed after recovery
+      edit.SetLogNumber(impl->logfile_number_);
+      s = impl->versions_->LogAndApply(&edit, &impl->mutex_);
+    }
+    if (s.ok()) impl->RemoveObsoleteFiles();
+  }
+  if (!s.ok()) return s;
+  impl->background_thread_ =
+      std::thread([db = impl.get()] { db->BackgroundThreadMain(); });
+  return std::unique_ptr<DB>(std::move(impl));
+}
+
+absl::Status DBImpl::NewDB() {
+  VersionEdit edit;
+  edit.SetComparatorName(options_.comparator->Name());
+  edit.SetLogNumber(0);
+  edit.SetNextFile(2);
+  edit.SetLastSequence(0);
+
+  const std::string manifest = DescriptorFileName(dbname_, 1);
+  auto file = env_->NewWritableFile(manifest);
+  if (!file.ok()) return file.status();
+  absl::Status s;
+  {
+    log::Writer log(file->get());
+    std::string record;
+    edit.EncodeTo(&record);
+    s = log.AddRecord(record);
+    if (s.ok()) s = (*file)->Sync();
+    if (s.ok()) s = (*file)->Close();
+  }
+  if (s.ok()) {
+    s = SetCurrentFile(env_, dbname_, 1);
+  } else {
+    env_->RemoveFile(manifest).IgnoreError();
+  }
+  return s;
+}
+
+absl::Status DBImpl::NewLogFile(uint64_t number) {
+  auto file = env_->NewWritableFile(LogFileName(dbname_, number));
+  if (!file.ok()) return file.status();
+  // The log's directory entry must be durable before a synced write in it
+  // is acknowledged.
+  absl::Status s = env_->SyncDir(dbname_);
+  if (!s.ok()) return s;
+  logfile_ = std::move(*file);
+  logfile_number_ = number;
+  log_ = std::make_unique<log::Writer>(logfile_.get());
+  mem_ = new MemTable(internal_comparator_);
+  mem_->Ref();
+  return absl::OkStatus();
+}
+
+absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
+  env_->CreateDir(dbname_).IgnoreError();
+  auto lock = env_->LockFile(LockFileName(dbname_));
+  if (!lock.ok()) return lock.status();
+  db_lock_ = std::move(*lock);
+
+  if (!env_->FileExists(CurrentFileName(dbname_))) {
+    if (!options_.create_if_missing) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: not a siftdb database (no CURRENT file) and "
+                          "create_if_missing is false",
+                          dbname_));
+    }
+    absl::Status s = NewDB();
+    if (!s.ok()) return s;
+  } else if (options_.error_if_exists) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: database exists (error_if_exists is true)", dbname_));
+  }
+
+  absl::Status s = versions_->Recover(save_manifest);
+  if (!s.ok()) return s;
+
+  // Find the logs not yet flushed, and check that every table is present.
+  auto children = env_->GetChildren(dbname_);
+  if (!children.ok()) return children.status();
+  std::set<uint64_t> expected;
+  versions_->AddLiveFiles(&expected);
+  const uint64_t min_log = versions_->LogNumber();
+  const uint64_t prev_log = versions_->PrevLogNumber();
+  std::vector<uint64_t> logs;
+  for (const std::string& name : *children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    expected.erase(number);
+    if (type == FileType::kLogFile &&
+        (number >= min_log || number == prev_log)) {
+      logs.push_back(number);
+    }
+  }
+  if (!expected.empty()) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: %d table files named by the MANIFEST are missing, e.g. %s",
+        dbname_, expected.size(), TableFileName(dbname_, *expected.begin())));
+  }
+
+  std::sort(logs.begin(), logs.end());
+  SequenceNumber max_sequence = 0;
+  for (size_t i = 0; i < logs.size(); i++) {
+    s = RecoverLogFile(logs[i], i == logs.size() - 1, save_manifest, edit,
+                       &max_sequence);
+    if (!s.ok()) return s;
+    // The log's number was in use even if the MANIFEST did not say so.
+    versions_->MarkFileNumberUsed(logs[i]);
+  }
+  if (versions_->LastSequence() < max_sequence) {
+    versions_->SetLastSequence(max_sequence);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+struct LogReporter : public log::Reader::Reporter {
+  Env* env;
+  Logger* info_log;
+  std::string fname;
+  absl::Status* status;  // null: log and continue (paranoid_checks off)
+  uint64_t dropped_bytes = 0;
+  void Corruption(size_t bytes, absl::Status s) override {
+    dropped_bytes += bytes;
+    const std::string msg =
+        absl::StrFormat("%s: %s (%d bytes dropped)", fname, s.message(), bytes);
+    if (info_log != nullptr) info_log->Log(msg);
+    if (status != nullptr && status->ok()) *status = absl::DataLossError(msg);
+  }
+};
+
+}  // namespace
+
+absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
+                                    bool* save_manifest, VersionEdit* edit,
+                                    SequenceNumber* max_sequence) {
+  const std::string fname = LogFileName(dbname_, log_number);
+  auto file = env_->NewSequentialFile(fname);
+  if (!file.ok()) return file.status();
+
+  absl::Status status;
+  LogReporter reporter;
+  reporter.env = env_;
+  reporter.info_log = options_.info_log;
+  reporter.fname = fname;
+  reporter.status = options_.paranoid_checks ? &status : nullptr;
+  log::Reader reader(file->get(), &reporter, /*checksum=*/true,
+                     /*initial_offset=*/0);
+
+  std::string scratch;
+  std::string_view record;
+  WriteBatch batch;
+  MemTable* mem = nullptr;
+  int compactions = 0;
+  while (reader.ReadRecord(&record, &scratch) && status.ok()) {
+    if (record.size() < WriteBatchInternal::kHeader) {
+      reporter.Corruption(
+          record.size(),
+          absl::DataLossError(absl::StrFormat(
+              "log record at offset %d is too small for a write batch",
+              reader.LastRecordOffset())));
+      continue;
+    }
+    WriteBatchInternal::SetContents(&batch, record).IgnoreError();
+    absl::Status valid = WriteBatchInternal::Validate(&batch);
+    if (!valid.ok()) {
+      reporter.Corruption(record.size(),
+                          absl::DataLossError(absl::StrFormat(
+                              "log record at offset %d: %s",
+                              reader.LastRecordOffset(), valid.message())));
+      continue;
+    }
+    if (mem == nullptr) {
+      mem = new MemTable(internal_comparator_);
+      mem->Ref();
+    }
+    status = WriteBatchInternal::InsertInto(&batch, mem);
+    if (!status.ok()) break;
+    const SequenceNumber last_seq = WriteBatchInternal::Sequence(&batch) +
+                                    WriteBatchInternal::Count(&batch) - 1;
+    if (last_seq > *max_sequence) *max_sequence = last_seq;
+
+    if (mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
+      compactions++;
+      *save_manifest = true;
+      status = WriteLevel0Table(mem, edit);
+      mem->Unref();
+      mem = nullptr;
+      if (!status.ok()) break;
+    }
+  }
+  if (reporter.dropped_bytes > 0) {
+    LogMessage(absl::StrFormat("recovery of %s dropped %d bytes", fname,
+                               reporter.dropped_bytes));
+  }
+
+  // Whatever remains goes to a level-0 table; the log itself is not reused
+  // and is deleted once the MANIFEST no longer needs it.
+  if (status.ok() && mem != nullptr) {
+    *save_manifest = true;
+    status = WriteLevel0Table(mem, edit);
+  }
+  if (mem != nullptr) mem->Unref();
+  return status;
+}
+
+absl::Status DestroyDB(const std::string& dbname, const Options& options) {
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  if (!env->FileExists(dbname)) return absl::OkStatus();
+  auto children = env->GetChildren(dbname);
+  if (!children.ok()) return children.status();
+  auto lock = env->LockFile(LockFileName(dbname));
+  if (!lock.ok()) return lock.status();
+  absl::Status result;
+  for (const std::string& name : *children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type != FileType::kDBLockFile) {
+      absl::Status del = env->RemoveFile(dbname + "/" + name);
+      if (result.ok() && !del.ok()) result = del;
+    }
+  }
+  lock->reset();
+  env->RemoveFile(LockFileName(dbname)).IgnoreError();
+  env->RemoveDir(dbname).IgnoreError();  // fails when foreign files remain
+  return result;
+}
+
+}  // namespace siftdb

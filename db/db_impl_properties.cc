@@ -1,0 +1,93 @@
+// Copyright (c) siftdb authors.
+//
+// DBImpl::GetProperty: the introspection a user or db_bench asks for.
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "db/db_impl.h"
+#include "util/absl_compat.h"
+
+namespace siftdb {
+
+bool DBImpl::GetProperty(std::string_view property, std::string* value) {
+  value->clear();
+  constexpr std::string_view kPrefix = "siftdb.";
+  if (property.substr(0, kPrefix.size()) != kPrefix) return false;
+  std::string_view name = property.substr(kPrefix.size());
+
+  absl::MutexLock l(&mutex_);
+  constexpr std::string_view kFilesAtLevel = "num-files-at-level";
+  if (name.substr(0, kFilesAtLevel.size()) == kFilesAtLevel) {
+    int level;
+    if (!absl::SimpleAtoi(AsAbsl(name.substr(kFilesAtLevel.size())), &level) ||
+        level < 0 || level >= kNumLevels) {
+      return false;
+    }
+    *value = absl::StrFormat("%d", versions_->NumLevelFiles(level));
+    return true;
+  }
+  if (name == "stats") {
+    absl::StrAppendFormat(
+        value,
+        "                               Compactions\n"
+        "Level  Files Size(MB) Time(sec) Read(MB) Write(MB)\n"
+        "--------------------------------------------------\n");
+    int64_t total_written = 0;
+    for (int level = 0; level < kNumLevels; level++) {
+      const int files = versions_->NumLevelFiles(level);
+      const LevelStats& s = level_stats_[level];
+      total_written += s.bytes_written;
+      if (files > 0 || s.micros > 0) {
+        absl::StrAppendFormat(
+            value, "%3d %8d %8.1f %9.2f %8.1f %9.1f\n", level, files,
+            versions_->NumLevelBytes(level) / 1048576.0, s.micros / 1e6,
+            s.bytes_read / 1048576.0, s.bytes_written / 1048576.0);
+      }
+    }
+    // Write amplification: bytes written to tables (flush + compaction) per
+    // byte flushed from MemTables.
+    const double flushed = static_cast<double>(flush_bytes_);
+    absl::StrAppendFormat(value,
+                          "flushes: %d, %.1f MB in %.2f sec\n"
+                          "write amplification: %.2f\n"
+                          "write stall: %.3f sec\n",
+                          flushes_, flush_bytes_ / 1048576.0,
+                          flush_micros_ / 1e6,
+                          flushed > 0 ? (flushed + total_written) / flushed : 0,
+                          stall_micros_ / 1e6);
+    value->append(stats_.ToString());
+    return true;
+  }
+  if (name == "sstables") {
+    *value = versions_->current()->DebugString();
+    return true;
+  }
+  if (name == "approximate-memory-usage") {
+    size_t total = mem_->ApproximateMemoryUsage();
+    if (imm_ != nullptr) total += imm_->ApproximateMemoryUsage();
+    if (block_cache_ != nullptr) total += block_cache_->TotalCharge();
+    *value = absl::StrFormat("%d", total);
+    return true;
+  }
+  constexpr std::string_view kCounter = "counter.";
+  if (name.substr(0, kCounter.size()) == kCounter) {
+    // One Statistics ticker by its name, e.g. siftdb.counter.filter.negatives.
+    std::string_view ticker = name.substr(kCounter.size());
+    for (int i = 0; i < static_cast<int>(Ticker::kNumTickers); i++) {
+      if (ticker == TickerName(static_cast<Ticker>(i))) {
+        *value = absl::StrFormat("%d", stats_.Get(static_cast<Ticker>(i)));
+        return true;
+      }
+    }
+    return false;
+  }
+  if (name == "background-error") {
+    *value = bg_error_.ok() ? "OK" : bg_error_.ToString();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,216 @@
+// Copyright (c) siftdb authors.
+
+#include "db/db_iter.h"
+
+#include <string>
+
+#include "absl/strings/str_format.h"
+
+namespace siftdb {
+namespace {
+
+// Invariants:
+//  forward (direction_ == kForward): when Valid(), internal_ is at the
+//    entry that supplies key() and value().
+//  backward: internal_ is positioned just before every entry of key()
+//    (at the previous user key's entries, or invalid); key() and value()
+//    are held in saved_key_ and saved_value_.
+class DBIter : public Iterator {
+ public:
+  DBIter(const Comparator* ucmp, std::unique_ptr<Iterator> internal,
+         SequenceNumber sequence)
+      : ucmp_(ucmp), internal_(std::move(internal)), sequence_(sequence) {}
+
+  bool Valid() const override { return valid_; }
+  std::string_view key() const override {
+    return direction_ == kForward ? ExtractUserKey(internal_->key())
+                                  : std::string_view(saved_key_);
+  }
+  std::string_view value() const override {
+    return direction_ == kForward ? internal_->value()
+                                  : std::string_view(saved_value_);
+  }
+  absl::Status status() const override {
+    return status_.ok() ? internal_->status() : status_;
+  }
+
+  void Next() override;
+  void Prev() override;
+  void Seek(std::string_view target) override;
+  void SeekToFirst() override;
+  void SeekToLast() override;
+
+ private:
+  enum Direction { kForward, kReverse };
+
+  // Moves forward to the first visible, non-deleted entry at or after
+  // internal_; when skipping is set, entries of user key *skip are hidden.
+  void FindNextUserEntry(bool skipping, std::string* skip);
+  // From a backward position, collects the newest visible entry of the
+  // previous user key into saved_key_/saved_value_.
+  void FindPrevUserEntry();
+  bool ParseKey(ParsedInternalKey* ikey);
+
+  const Comparator* const ucmp_;
+  std::unique_ptr<Iterator> internal_;
+  const SequenceNumber sequence_;
+  absl::Status status_;
+  std::string saved_key_;    // reverse: current key; forward: scratch
+  std::string saved_value_;  // reverse: current value
+  Direction direction_ = kForward;
+  bool valid_ = false;
+};
+
+bool DBIter::ParseKey(ParsedInternalKey* ikey) {
+  if (!ParseInternalKey(internal_->key(), ikey)) {
+    status_ = absl::DataLossError(
+        absl::StrFormat("iterator met a malformed internal key (%d bytes)",
+                        internal_->key().size()));
+    return false;
+  }
+  return true;
+}
+
+void DBIter::Next() {
+  if (!valid_) return;
+  if (direction_ == kReverse) {
+    direction_ = kForward;
+    // internal_ is before the entries of saved_key_; step into them, then
+    // FindNextUserEntry skips them.
+    if (!internal_->Valid()) {
+      internal_->SeekToFirst();
+    } else {
+      internal_->Next();
+    }
+    if (!internal_->Valid()) {
+      valid_ = false;
+      saved_key_.clear();
+      return;
+    }
+  } else {
+    saved_key_.assign(ExtractUserKey(internal_->key()));
+    internal_->Next();
+  }
+  FindNextUserEntry(true, &saved_key_);
+}
+
+void DBIter::FindNextUserEntry(bool skipping, std::string* skip) {
+  for (; internal_->Valid(); internal_->Next()) {
+    ParsedInternalKey ikey;
+    if (!ParseKey(&ikey)) {
+      valid_ = false;
+      return;
+    }
+    if (ikey.sequence > sequence_) continue;  // newer than the snapshot
+    if (ikey.type == kTypeDeletion) {
+      // Hide every older entry of this key.
+      skip->assign(ikey.user_key.data(), ikey.user_key.size());
+      skipping = true;
+    } else if (skipping && ucmp_->Compare(ikey.user_key, *skip) <= 0) {
+      // Hidden by a newer entry or deletion.
+    } else {
+      valid_ = true;
+      saved_key_.clear();
+      return;
+    }
+  }
+  saved_key_.clear();
+  valid_ = false;
+}
+
+void DBIter::Prev() {
+  if (!valid_) return;
+  if (direction_ == kForward) {
+    // internal_ is at the entry of key(); move before all entries of it.
+    saved_key_.assign(ExtractUserKey(internal_->key()));
+    while (true) {
+      internal_->Prev();
+      if (!internal_->Valid()) {
+        valid_ = false;
+        saved_key_.clear();
+        saved_value_.clear();
+        return;
+      }
+      if (ucmp_->Compare(ExtractUserKey(internal_->key()), saved_key_) < 0) {
+        break;
+      }
+    }
+    direction_ = kReverse;
+  }
+  FindPrevUserEntry();
+}
+
+void DBIter::FindPrevUserEntry() {
+  ValueType value_type = kTypeDeletion;
+  if (internal_->Valid()) {
+    do {
+      ParsedInternalKey ikey;
+      if (!ParseKey(&ikey)) {
+        valid_ = false;
+        return;
+      }
+      if (ikey.sequence <= sequence_) {
+        if (value_type != kTypeDeletion &&
+            ucmp_->Compare(ikey.user_key, saved_key_) < 0) {
+          // Passed the key we collected: it is the answer.
+          break;
+        }
+        value_type = ikey.type;
+        if (value_type == kTypeDeletion) {
+          saved_key_.clear();
+          saved_value_.clear();
+        } else {
+          saved_key_.assign(ikey.user_key.data(), ikey.user_key.size());
+          std::string_view v = internal_->value();
+          saved_value_.assign(v.data(), v.size());
+        }
+      }
+      internal_->Prev();
+    } while (internal_->Valid());
+  }
+  if (value_type == kTypeDeletion) {
+    valid_ = false;
+    saved_key_.clear();
+    saved_value_.clear();
+    direction_ = kForward;
+  } else {
+    valid_ = true;
+  }
+}
+
+void DBIter::Seek(std::string_view target) {
+  direction_ = kForward;
+  saved_value_.clear();
+  saved_key_.clear();
+  std::string seek_key;
+  AppendInternalKey(&seek_key, target, sequence_, kValueTypeForSeek);
+  internal_->Seek(seek_key);
+  FindNextUserEntry(false, &saved_key_);
+}
+
+void DBIter::SeekToFirst() {
+  direction_ = kForward;
+  saved_value_.clear();
+  saved_key_.clear();
+  internal_->SeekToFirst();
+  FindNextUserEntry(false, &saved_key_);
+}
+
+void DBIter::SeekToLast() {
+  direction_ = kReverse;
+  saved_value_.clear();
+  saved_key_.clear();
+  internal_->SeekToLast();
+  FindPrevUserEntry();
+}
+
+}  // namespace
+
+std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
+                                        std::unique_ptr<Iterator> internal,
+                                        SequenceNumber sequence) {
+  return std::make_unique<DBIter>(user_comparator, std::move(internal),
+                                  sequence);
+}
+
+}  // namespace siftdb
