@@ -128,73 +128,36 @@ TEST(LogCorruptionTest, BadLengthInLastBlockLooksTorn) {
   EXPECT_EQ(0u, h.ReportCount());
 }
 
-TEST(LogCorruptionTest, UnknownRecordType) {
-  LogHarness h;
-  h.Write("foo");
-  h.Write("bar");
-  h.SetByte(6, 100);
-  h.FixChecksum(0, 3);
-  EXPECT_EQ("bar", h.Read());
-  EXPECT_EQ("EOF", h.Read());
-  ExpectOneReport(h, "log record at offset 0: unknown record type 100",
-                  kHeaderSize + 3);
-}
-
-TEST(LogCorruptionTest, ZeroTypeWithValidChecksumIsUnknown) {
-  LogHarness h;
-  h.Write("foo");
-  h.Write("bar");
-  h.SetByte(6, kZeroType);
-  h.FixChecksum(0, 3);
-  EXPECT_EQ("bar", h.Read());
-  ExpectOneReport(h, "log record at offset 0: unknown record type 0",
-                  kHeaderSize + 3);
-}
-
-TEST(LogCorruptionTest, MiddleWithoutFirst) {
-  LogHarness h;
-  h.Write("foo");
-  h.Write("bar");
-  h.SetByte(6, kMiddleType);
-  h.FixChecksum(0, 3);
-  EXPECT_EQ("bar", h.Read());
-  EXPECT_EQ("EOF", h.Read());
-  ExpectOneReport(
-      h, "log record at offset 0: missing start of fragmented record", 3);
-}
-
-TEST(LogCorruptionTest, LastWithoutFirst) {
-  LogHarness h;
-  h.Write("foo");
-  h.Write("bar");
-  h.SetByte(6, kLastType);
-  h.FixChecksum(0, 3);
-  EXPECT_EQ("bar", h.Read());
-  EXPECT_EQ("EOF", h.Read());
-  ExpectOneReport(
-      h, "log record at offset 0: missing start of fragmented record", 3);
-}
-
-TEST(LogCorruptionTest, FullAfterFirst) {
-  LogHarness h;
-  h.Write("foo");
-  h.Write("bar");
-  h.SetByte(6, kFirstType);
-  h.FixChecksum(0, 3);
-  EXPECT_EQ("bar", h.Read());
-  EXPECT_EQ("EOF", h.Read());
-  ExpectOneReport(h, "log record at offset 0: partial record without end", 3);
-}
-
-TEST(LogCorruptionTest, FirstAfterFirst) {
-  LogHarness h;
-  h.Write("foo");
-  h.Write(BigString("bar", 100000));
-  h.SetByte(6, kFirstType);
-  h.FixChecksum(0, 3);
-  EXPECT_EQ(BigString("bar", 100000), h.Read());
-  EXPECT_EQ("EOF", h.Read());
-  ExpectOneReport(h, "log record at offset 0: partial record without end", 3);
+// The first record, "foo", gets another type (with a valid checksum); the
+// second record is still read and the first is reported.
+TEST(LogCorruptionTest, WrongRecordTypes) {
+  struct Case {
+    int type;
+    std::string second;
+    std::string message;
+    size_t dropped;
+  };
+  const std::string big = BigString("bar", 100000);
+  const Case cases[] = {
+      {100, "bar", "unknown record type 100", kHeaderSize + 3},
+      {kZeroType, "bar", "unknown record type 0", kHeaderSize + 3},
+      {kMiddleType, "bar", "missing start of fragmented record", 3},
+      {kLastType, "bar", "missing start of fragmented record", 3},
+      {kFirstType, "bar", "partial record without end", 3},  // then a full
+      {kFirstType, big, "partial record without end", 3},    // then a first
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << "type " << c.type << ", "
+                                    << c.second.size() << "-byte second");
+    LogHarness h;
+    h.Write("foo");
+    h.Write(c.second);
+    h.SetByte(6, static_cast<char>(c.type));
+    h.FixChecksum(0, 3);
+    EXPECT_EQ(c.second, h.Read());
+    EXPECT_EQ("EOF", h.Read());
+    ExpectOneReport(h, "log record at offset 0: " + c.message, c.dropped);
+  }
 }
 
 TEST(LogCorruptionTest, DamagedMiddleFragmentDropsTheWholeRecord) {
