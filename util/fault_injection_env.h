@@ -53,7 +53,8 @@
 //
 // Thread safety: every method may be called from many threads (subject to
 // the REQUIRES of SimulatePowerLoss). Ownership: `base` is not owned and
-// must outlive this Env and every file it opened.
+// must outlive this Env; every file this Env returns must be destroyed
+// before it.
 
 #ifndef SIFTDB_UTIL_FAULT_INJECTION_ENV_H_
 #define SIFTDB_UTIL_FAULT_INJECTION_ENV_H_
