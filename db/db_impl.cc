@@ -83,6 +83,7 @@ DBImpl::~DBImpl() {
     background_work_cv_.SignalAll();
   }
   if (background_thread_.joinable()) background_thread_.join();
+  mirror_.reset();  // before the table cache it reads filters through
   absl::MutexLock l(&mutex_);
   if (log_ != nullptr) {
     log_.reset();
@@ -93,6 +94,19 @@ DBImpl::~DBImpl() {
   if (imm_ != nullptr) imm_->Unref();
   versions_.reset();
   db_lock_.reset();
+}
+
+std::vector<MirrorTable> DBImpl::LiveTablesForMirror() {
+  std::vector<MirrorTable> tables;
+  Version* v = versions_->current();
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const FileMetaData* f : v->files(level)) {
+      tables.push_back({f->number, level, f->file_size,
+                        std::string(ExtractUserKey(f->smallest)),
+                        std::string(ExtractUserKey(f->largest))});
+    }
+  }
+  return tables;
 }
 
 void DBImpl::LogMessage(const std::string& message) {
@@ -137,12 +151,16 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     // Followers wait in writers_ until woken, so the log and mem_ can be
     // written without the mutex.
     bool log_error = false;
+    const uint64_t memtable_id = logfile_number_;
     {
       mutex_.Unlock();
       status = log_->AddRecord(WriteBatchInternal::Contents(group));
       if (status.ok() && sync) status = logfile_->Sync();
       log_error = !status.ok();
       if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem_);
+      if (status.ok() && mirror_ != nullptr) {
+        mirror_->AddWriteGroup(memtable_id, *group, last_sequence);
+      }
       mutex_.Lock();
     }
     stats_.Record(Ticker::kBytesWritten, WriteBatchInternal::ByteSize(group));
@@ -232,15 +250,19 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
       std::unique_ptr<WritableFile> old_file = std::move(logfile_);
       std::unique_ptr<log::Writer> old_log = std::move(log_);
       MemTable* old_mem = mem_;
+      const uint64_t old_number = logfile_number_;
       absl::Status s = NewLogFile(number);
       if (!s.ok()) {
         logfile_ = std::move(old_file);
         log_ = std::move(old_log);
         mem_ = old_mem;
+        logfile_number_ = old_number;
         versions_->ReuseFileNumber(number);
         return s;
       }
       old_log.reset();
+      imm_logfile_number_ = old_number;
+      if (mirror_ != nullptr) mirror_->SwitchMemTable(old_number, number);
       imm_ = old_mem;
       has_imm_.store(true, std::memory_order_release);
       force = false;

@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "db/memtable.h"
+#include "db/remote_mirror.h"
 #include "db/snapshot.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
@@ -140,6 +141,9 @@ class DBImpl : public DB {
   void RecordBackgroundError(const absl::Status& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void LogMessage(const std::string& message);
+  // The live tables of the current version, for the Redis mirror.
+  std::vector<MirrorTable> LiveTablesForMirror()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // Constant after construction.
   Env* const env_;
@@ -170,6 +174,10 @@ class DBImpl : public DB {
   LevelStats level_stats_[kNumLevels] ABSL_GUARDED_BY(mutex_);
   std::unique_ptr<WritableFile> logfile_;  // leader only, or under mutex_
   uint64_t logfile_number_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Log number of imm_ (its MemTable id for the mirror).
+  uint64_t imm_logfile_number_ ABSL_GUARDED_BY(mutex_) = 0;
+  // The Redis mirror of the filters; null when Options.remote_filter is off.
+  std::unique_ptr<RemoteMirror> mirror_;
   std::unique_ptr<log::Writer> log_;
 
   std::deque<Writer*> writers_ ABSL_GUARDED_BY(mutex_);

@@ -89,6 +89,9 @@ void DBImpl::CompactMemTable() {
     imm_->Unref();
     imm_ = nullptr;
     has_imm_.store(false, std::memory_order_release);
+    if (mirror_ != nullptr) {
+      mirror_->VersionInstalled(LiveTablesForMirror(), {imm_logfile_number_});
+    }
     RemoveObsoleteFiles();
   } else {
     RecordBackgroundError(s);

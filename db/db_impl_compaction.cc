@@ -67,6 +67,9 @@ void DBImpl::BackgroundCompaction() {
     c->edit()->AddFile(c->level() + 1, f->number, f->file_size, f->smallest,
                        f->largest);
     status = versions_->LogAndApply(c->edit(), &mutex_);
+    if (status.ok() && mirror_ != nullptr) {
+      mirror_->VersionInstalled(LiveTablesForMirror(), {});
+    }
     LogMessage(absl::StrFormat("moved %06d.sst to level %d: %s", f->number,
                                c->level() + 1, status.ToString()));
     c.reset();
@@ -146,7 +149,11 @@ absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
     c->edit()->AddFile(c->level() + 1, out.number, out.file_size, out.smallest,
                        out.largest);
   }
-  return versions_->LogAndApply(c->edit(), &mutex_);
+  s = versions_->LogAndApply(c->edit(), &mutex_);
+  if (s.ok() && mirror_ != nullptr) {
+    mirror_->VersionInstalled(LiveTablesForMirror(), {});
+  }
+  return s;
 }
 
 void DBImpl::CleanupCompaction(CompactionState* compact) {

@@ -123,6 +123,18 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
       s = impl->versions_->LogAndApply(&edit, &impl->mutex_);
     }
     if (s.ok()) impl->RemoveObsoleteFiles();
+    if (s.ok() &&
+        impl->options_.remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
+      auto mirror = RemoteMirror::Create(
+          impl->options_, dbname, impl->table_cache_.get(), &impl->stats_);
+      if (mirror.ok()) {
+        impl->mirror_ = std::move(*mirror);
+        impl->mirror_->Start(impl->LiveTablesForMirror(),
+                             impl->logfile_number_);
+      } else {
+        s = mirror.status();
+      }
+    }
   }
   if (!s.ok()) return s;
   impl->background_thread_ =

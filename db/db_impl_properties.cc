@@ -83,6 +83,10 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     }
     return false;
   }
+  if (name == "remote-filter") {
+    *value = mirror_ != nullptr ? mirror_->DebugString() : "off";
+    return true;
+  }
   if (name == "background-error") {
     *value = bg_error_.ok() ? "OK" : bg_error_.ToString();
     return true;

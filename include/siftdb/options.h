@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace siftdb {
 
@@ -34,6 +35,36 @@ enum CompressionType : uint8_t {
 inline constexpr size_t kMaxKeySize = size_t{1} << 20;         // 1 MiB
 inline constexpr size_t kMaxValueSize = size_t{64} << 20;      // 64 MiB
 inline constexpr size_t kMaxWriteBatchSize = size_t{1} << 30;  // 1 GiB
+
+// Mirroring of the DB's filters into Redis, so that services without the DB
+// can pre-check "could key K exist?" (docs/redis_mirror.md).
+struct RemoteFilterOptions {
+  enum class Mode {
+    kOff,    // no mirror (default)
+    kAsync,  // the mirror lags writes by a bounded amount; the Redis
+             // manifest says up to which sequence and time it is complete
+    kSync,   // a write returns only after its keys are in Redis (or the
+             // mirror's lease has certainly lapsed, so readers fail open)
+  };
+  Mode mode = Mode::kOff;
+  // "host:port", "[ipv6]:port" or "unix:/path/to/socket". Several
+  // endpoints: seed nodes of a Redis Cluster.
+  std::vector<std::string> endpoints;
+  std::string username;  // ACL user; empty: AUTH with password only
+  std::string password;  // empty: no AUTH
+  int connect_timeout_ms = 1000;
+  int command_timeout_ms = 1000;
+  // The DB's name in Redis: every key is under the hash tag {name}.
+  std::string name;
+  // Readers trust the mirror only while its lease key lives.
+  int lease_ttl_ms = 10000;
+  // Async mode: the most the mirror may lag behind acknowledged writes.
+  int async_max_lag_ms = 100;
+  // Sync mode: replicas that must acknowledge (WAIT) before a write
+  // returns; 0: do not wait for replication.
+  int wait_replicas = 0;
+  int wait_timeout_ms = 1000;
+};
 
 struct Options {
   // Key order; persisted by name. Default: BytewiseComparator().
@@ -78,6 +109,9 @@ struct Options {
   // Level 1 target size; level L targets base * multiplier^(L-1).
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;
+
+  // --- Redis mirror of the filters (off by default) ---
+  RemoteFilterOptions remote_filter;
 };
 
 struct ReadOptions {
