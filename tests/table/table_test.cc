@@ -6,8 +6,10 @@
 
 #include "table/table.h"
 
+#include <atomic>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -566,6 +568,52 @@ TEST(TableCacheTest, BlockCacheHitsAndFillCache) {
   cache->Prune();
   ASSERT_TRUE(it->Valid());
   EXPECT_EQ(it->key(), entries[0].first);
+}
+
+TEST(TableConcurrencyTest, ManyThreadsReadOneTable) {
+  std::unique_ptr<Cache> cache = NewLRUCache(1 << 20);  // smaller than the table: evicts
+  Statistics stats;
+  TableOptions options;
+  options.block_cache = cache.get();
+  options.statistics = &stats;
+  options.filter_policy = NewBloomFilterPolicy(10);
+  const KVList entries = MakeEntries(20000, true, 8);
+  auto contents = BuildTable(options, entries);
+  ASSERT_TRUE(contents.ok());
+  auto table = OpenTable(options, *contents);
+  ASSERT_TRUE(table.ok());
+  const Table& t = **table;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int id = 0; id < 4; id++) {
+    threads.emplace_back([&, id] {
+      TestRandom rnd(id + 1);
+      for (int op = 0; op < 3000; op++) {
+        const size_t i = rnd.Uniform(entries.size());
+        bool ok = false;
+        absl::Status s = t.InternalGet(
+            ReadOptions(), entries[i].first, nullptr,
+            [&](std::string_view k, std::string_view v) {
+              ok = k == entries[i].first && v == entries[i].second;
+            });
+        if (!s.ok() || !ok) failures++;
+        if (op % 500 == 0) {
+          auto it = t.NewIterator(ReadOptions());
+          size_t j = i;
+          for (it->Seek(entries[i].first); it->Valid() && j < i + 300;
+               it->Next(), j++) {
+            if (j >= entries.size() || it->key() != entries[j].first) {
+              failures++;
+              break;
+            }
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(stats.Get(Ticker::kBlockCacheHits), 0u);
 }
 
 }  // namespace
