@@ -55,6 +55,7 @@ Options WithInfoLog(Options o, const std::string& dbname,
 DBImpl::DBImpl(const Options& options, const std::string& dbname)
     : env_(options.env),
       internal_comparator_(options.comparator),
+      owned_info_log_(),
       options_(WithInfoLog(options, dbname, &owned_info_log_)),
       dbname_(dbname),
       filter_policy_(MakeFilterPolicy(options)) {

@@ -148,9 +148,10 @@ class DBImpl : public DB {
   // Constant after construction.
   Env* const env_;
   const InternalKeyComparator internal_comparator_;
+  // Declared before options_, whose initializer may fill it.
+  std::unique_ptr<Logger> owned_info_log_;
   const Options options_;  // sanitized; comparator/env/info_log set
   const std::string dbname_;
-  std::unique_ptr<Logger> owned_info_log_;
   std::shared_ptr<const FilterPolicy> filter_policy_;  // null: no filters
   std::unique_ptr<Cache> block_cache_;                 // null: none
   Statistics stats_;
