@@ -46,7 +46,7 @@ absl::StatusOr<LinkSpec> ComputeGrownLink(uint64_t capacity, double error) {
   if (!(want_bits < static_cast<double>(kMaxLinkBytes) * 8)) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "bloom sub-filter of capacity %d at error %g needs %.0f bits, above "
-        "Redis's %d-byte string limit",
+        "Redis's 512 MB string limit (%d bytes)",
         capacity, error, want_bits, kMaxLinkBytes));
   }
   uint64_t bits = static_cast<uint64_t>(want_bits);
@@ -55,7 +55,7 @@ absl::StatusOr<LinkSpec> ComputeGrownLink(uint64_t capacity, double error) {
   if (bytes > kMaxLinkBytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "bloom sub-filter of capacity %d at error %g needs %d bytes, above "
-        "Redis's %d-byte string limit",
+        "Redis's 512 MB string limit (%d bytes)",
         capacity, error, bytes, kMaxLinkBytes));
   }
   link.bytes = bytes;

@@ -24,6 +24,7 @@ namespace {
 //   indices in `cand`, tests probe 0, then probe 1 of the survivors, ... and
 //   sets present[i] = true for items whose k bits are all set.
 const char kPrelude[] = R"lua(
+local argv, unpack = ARGV, unpack
 local meta = KEYS[1]
 local prefix = string.sub(meta, 1, -5)
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
@@ -44,7 +45,7 @@ local function check_link(key, k, base, start, cand, present)
       for q = s, e do
         args[a + 1] = 'GET'
         args[a + 2] = 'u1'
-        args[a + 3] = ARGV[base + (cand[q] - 1 - start) * k + r]
+        args[a + 3] = argv[base + (cand[q] - 1 - start) * k + r]
         a = a + 3
       end
       local got = redis.call('BITFIELD_RO', key, unpack(args, 1, a))
@@ -180,7 +181,7 @@ local function set_link(j, seg, changed)
       for r = 0, k - 1 do
         args[a + 1] = 'SET'
         args[a + 2] = 'u1'
-        args[a + 3] = ARGV[idx + r]
+        args[a + 3] = argv[idx + r]
         args[a + 4] = '1'
         a = a + 4
       end
