@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "filter/filter_format.h"
-#include "filter/filter_hash.h"
 
 namespace siftdb {
 
@@ -23,11 +22,6 @@ FilterReader::FilterReader(const FilterPolicy* policy, std::string_view filter)
   } else {
     mode_ = Mode::kPolicy;
   }
-}
-
-uint64_t FilterReader::HashKey(std::string_view key) const {
-  if (mode_ == Mode::kPolicy) return policy_->HashKey(key);
-  return FilterKeyHash(key);
 }
 
 }  // namespace siftdb

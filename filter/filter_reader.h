@@ -22,6 +22,7 @@
 
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
+#include "filter/filter_hash.h"
 #include "siftdb/filter_policy.h"
 
 namespace siftdb {
@@ -34,7 +35,9 @@ class FilterReader {
   FilterReader(const FilterPolicy* policy, std::string_view filter);
 
   // The hash HashMayMatch expects (the policy's HashKey).
-  uint64_t HashKey(std::string_view key) const;
+  uint64_t HashKey(std::string_view key) const {
+    return mode_ == Mode::kPolicy ? policy_->HashKey(key) : FilterKeyHash(key);
+  }
 
   bool HashMayMatch(uint64_t hash) const {
     switch (mode_) {
