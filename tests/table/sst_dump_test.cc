@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -56,12 +57,23 @@ std::string ShellQuote(const std::string& s) {
   return q + "'";
 }
 
+// $SIFTDB_BINARY_DIR, else the build directory this test binary lives in
+// (<build>/tests/table_test).
+std::string BinaryDir() {
+  if (const char* dir = std::getenv("SIFTDB_BINARY_DIR"); dir != nullptr) {
+    return dir;
+  }
+  std::error_code ec;
+  const std::filesystem::path self =
+      std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "/nonexistent";
+  return self.parent_path().parent_path().string();
+}
+
 class SstDumpTest : public testing::Test {
  protected:
   void SetUp() override {
-    const char* dir = std::getenv("SIFTDB_BINARY_DIR");
-    if (dir == nullptr) GTEST_SKIP() << "SIFTDB_BINARY_DIR not set";
-    binary_ = std::string(dir) + "/tools/sst_dump";
+    binary_ = BinaryDir() + "/tools/sst_dump";
     if (!std::ifstream(binary_).good()) {
       GTEST_SKIP() << binary_ << " not built";
     }
