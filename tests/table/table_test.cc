@@ -571,7 +571,8 @@ TEST(TableCacheTest, BlockCacheHitsAndFillCache) {
 }
 
 TEST(TableConcurrencyTest, ManyThreadsReadOneTable) {
-  std::unique_ptr<Cache> cache = NewLRUCache(1 << 20);  // smaller than the table: evicts
+  std::unique_ptr<Cache> cache =
+      NewLRUCache(1 << 20);  // smaller than the table: evicts
   Statistics stats;
   TableOptions options;
   options.block_cache = cache.get();
