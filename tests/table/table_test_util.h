@@ -1,7 +1,8 @@
 // Copyright (c) siftdb authors.
 //
 // Helpers for the table tests: in-memory files, a sorted-vector iterator,
-// internal-key construction and one-call table building/opening.
+// internal-key construction, one-call table building/opening, a standard
+// entry set (MakeEntries) and checked scans and lookups.
 // Not thread-safe unless stated.
 
 #ifndef SIFTDB_TESTS_TABLE_TABLE_TEST_UTIL_H_
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "siftdb/comparator.h"
 #include "siftdb/env.h"
 #include "siftdb/iterator.h"
@@ -160,6 +162,71 @@ class TestRandom {
  private:
   uint64_t x_;
 };
+
+// Entries for user keys "key000000".."keyNNNNNN" (one version each, every
+// seventh a deletion) with values of the given kind.
+inline KVList MakeEntries(size_t n, bool compressible, uint64_t seed,
+                          size_t value_size = 100) {
+  TestRandom rnd(seed);
+  KVList entries;
+  for (size_t i = 0; i < n; i++) {
+    char user_key[32];
+    std::snprintf(user_key, sizeof(user_key), "key%06zu", i);
+    const ValueType type = i % 7 == 3 ? kTypeDeletion : kTypeValue;
+    std::string value = type == kTypeDeletion
+                            ? std::string()
+                            : (compressible ? rnd.Compressible(value_size)
+                                            : rnd.Bytes(value_size));
+    entries.emplace_back(IKey(user_key, 1000 + i, type), std::move(value));
+  }
+  return entries;
+}
+
+inline void CheckScan(const Table& table, const KVList& entries,
+                      bool verify = false) {
+  ReadOptions ro;
+  ro.verify_checksums = verify;
+  auto it = table.NewIterator(ro);
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), i++) {
+    ASSERT_LT(i, entries.size());
+    ASSERT_EQ(it->key(), entries[i].first);
+    ASSERT_EQ(it->value(), entries[i].second);
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status();
+  ASSERT_EQ(i, entries.size());
+  for (it->SeekToLast(); it->Valid(); it->Prev()) {
+    ASSERT_GT(i, 0u);
+    i--;
+    ASSERT_EQ(it->key(), entries[i].first);
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status();
+  ASSERT_EQ(i, 0u);
+}
+
+struct GetResult {
+  bool called = false;
+  std::string key, value;
+};
+
+inline GetResult Get(const Table& table, std::string_view ikey,
+                     const uint64_t* hash = nullptr,
+                     absl::Status* status = nullptr) {
+  GetResult r;
+  absl::Status s = table.InternalGet(
+      ReadOptions(), ikey, hash, [&](std::string_view k, std::string_view v) {
+        EXPECT_FALSE(r.called);
+        r.called = true;
+        r.key = k;
+        r.value = v;
+      });
+  if (status != nullptr) {
+    *status = s;
+  } else {
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  return r;
+}
 
 }  // namespace siftdb::test
 
