@@ -2,8 +2,8 @@
 //
 // Runs a built program (db_bench, ldb) as a child process and captures its
 // exit status, stdout and stderr, for the "tools" suite's black-box tests.
-// Programs are found under $SIFTDB_BINARY_DIR (set by ctest); tests skip
-// when the program is not built.
+// Programs are found under the build directory (see BinaryDir()); tests
+// skip when the program is not built.
 //
 // Thread safety: none needed; each test runs its programs one at a time.
 
@@ -21,8 +21,11 @@ struct ToolResult {
   std::string err;     // stderr
 };
 
-// $SIFTDB_BINARY_DIR/<relative>, or "" when the variable is unset or the
-// file is not an executable.
+// The build directory: $SIFTDB_BINARY_DIR, else the directory two levels
+// above this test executable (<build>/tests/tools_test); "" if unknown.
+std::string BinaryDir();
+
+// BinaryDir()/<relative>, or "" when that is not an executable.
 std::string FindTool(const std::string& relative);
 
 // Runs `program` with `args` (no shell: arguments are passed as they are).
