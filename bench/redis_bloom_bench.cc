@@ -122,6 +122,33 @@ double ServerMicrosPerCall(RedisClient* client, const std::string& command) {
   return u == std::string::npos ? 0 : std::atof(r->str().c_str() + u + 14);
 }
 
+// CPU seconds the server has used (INFO cpu: used_cpu_user + used_cpu_sys).
+// Unlike wall time this hardly moves when other processes load the machine.
+double ServerCpuSeconds(RedisClient* client) {
+  auto r = client->Command({"INFO", "cpu"});
+  if (!r.ok()) return 0;
+  double total = 0;
+  for (const char* key : {"used_cpu_user:", "used_cpu_sys:"}) {
+    size_t at = r->str().find(key);
+    if (at != std::string::npos) {
+      total += std::atof(r->str().c_str() + at + std::strlen(key));
+    }
+  }
+  return total;
+}
+
+// Adds server CPU per batch and the throughput the server alone could
+// sustain at that cost.
+void ReportServerCpu(benchmark::State& state, RedisClient* client,
+                     double cpu_before) {
+  double cpu = ServerCpuSeconds(client) - cpu_before;
+  if (state.iterations() == 0 || cpu <= 0) return;
+  double per_batch = cpu / static_cast<double>(state.iterations());
+  state.counters["server_cpu_us_per_batch"] = per_batch * 1e6;
+  state.counters["server_bound_items_per_s"] =
+      static_cast<double>(g_batch) / per_batch;
+}
+
 std::vector<std::string> Batch(const std::string& prefix, uint64_t start,
                                size_t n) {
   std::vector<std::string> out;
@@ -142,6 +169,7 @@ void BM_MAdd(benchmark::State& state) {
   }
   uint64_t next = 0;
   ResetServerStats(client.get());
+  const double cpu_before = ServerCpuSeconds(client.get());
   for (auto _ : state) {
     state.PauseTiming();
     std::vector<std::string> items = Batch("m", next, g_batch);
@@ -154,6 +182,7 @@ void BM_MAdd(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
+  ReportServerCpu(state, client.get(), cpu_before);
   state.counters["server_us_per_batch"] =
       ServerMicrosPerCall(client.get(), "evalsha");
 }
@@ -177,6 +206,7 @@ void BM_MExists(benchmark::State& state) {
   const bool absent = state.range(0) == 1;
   uint64_t next = 0;
   ResetServerStats(client.get());
+  const double cpu_before = ServerCpuSeconds(client.get());
   for (auto _ : state) {
     state.PauseTiming();
     std::vector<std::string> items =
@@ -190,6 +220,7 @@ void BM_MExists(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
+  ReportServerCpu(state, client.get(), cpu_before);
   state.counters["server_us_per_batch"] =
       ServerMicrosPerCall(client.get(), "evalsha");
 }
@@ -205,6 +236,7 @@ void BM_RawBitfield(benchmark::State& state) {
       {"SETRANGE", "raw", absl::StrCat(spec->bytes - 1), std::string(1, '\0')});
   uint64_t next = 0;
   ResetServerStats(client.get());
+  const double cpu_before = ServerCpuSeconds(client.get());
   for (auto _ : state) {
     state.PauseTiming();
     std::vector<std::string> items = Batch("m", next, g_batch);
@@ -229,6 +261,7 @@ void BM_RawBitfield(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
+  ReportServerCpu(state, client.get(), cpu_before);
   state.counters["server_us_per_batch"] =
       ServerMicrosPerCall(client.get(), set ? "bitfield" : "bitfield_ro");
 }

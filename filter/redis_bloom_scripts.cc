@@ -33,6 +33,27 @@ local function token()
   local cur = redis.call('HMGET', meta, 'id', 'version')
   return tostring(cur[1]) .. ':' .. tostring(cur[2])
 end
+-- Argument tables are reused: the constant words stay in place and only the
+-- offsets are written per probe.
+local get_args, get_filled = {}, 0
+local function get_template(probes)
+  for i = get_filled, probes - 1 do
+    get_args[3 * i + 1] = 'GET'
+    get_args[3 * i + 2] = 'u1'
+  end
+  if probes > get_filled then get_filled = probes end
+  return get_args
+end
+local set_args, set_filled = {}, 0
+local function set_template(probes)
+  for i = set_filled, probes - 1 do
+    set_args[4 * i + 1] = 'SET'
+    set_args[4 * i + 2] = 'u1'
+    set_args[4 * i + 4] = '1'
+  end
+  if probes > set_filled then set_filled = probes end
+  return set_args
+end
 local function check_link(key, k, base, start, cand, present)
   for r = 0, k - 1 do
     local m = #cand
@@ -41,14 +62,13 @@ local function check_link(key, k, base, start, cand, present)
     while s <= m do
       local e = s + 2663
       if e > m then e = m end
-      local args, a = {}, 0
+      local args = get_template(e - s + 1)
+      local a = 3
       for q = s, e do
-        args[a + 1] = 'GET'
-        args[a + 2] = 'u1'
-        args[a + 3] = argv[base + (cand[q] - 1 - start) * k + r]
+        args[a] = argv[base + (cand[q] - 1 - start) * k + r]
         a = a + 3
       end
-      local got = redis.call('BITFIELD_RO', key, unpack(args, 1, a))
+      local got = redis.call('BITFIELD_RO', key, unpack(args, 1, a - 3))
       for q = s, e do
         if got[q - s + 1] == 1 then
           nk = nk + 1
@@ -175,17 +195,16 @@ local function set_link(j, seg, changed)
   while s <= m do
     local e = s + per - 1
     if e > m then e = m end
-    local args, a = {}, 0
+    local args = set_template((e - s + 1) * k)
+    local a = 3
     for q = s, e do
       local idx = b + (seg[q] - 1 - st) * k
       for r = 0, k - 1 do
-        args[a + 1] = 'SET'
-        args[a + 2] = 'u1'
-        args[a + 3] = argv[idx + r]
-        args[a + 4] = '1'
+        args[a] = argv[idx + r]
         a = a + 4
       end
     end
+    a = a - 3
     local got = redis.call('BITFIELD', key, unpack(args, 1, a))
     local g = 1
     for q = s, e do
