@@ -22,7 +22,7 @@ struct DBImpl::Writer {
   WriteBatch* batch;
   bool sync;
   bool done = false;
-  absl::CondVar cv;
+  CondVar cv;
 };
 
 DB::~DB() = default;
@@ -79,13 +79,13 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
 
 DBImpl::~DBImpl() {
   {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     shutting_down_ = true;
     background_work_cv_.SignalAll();
   }
   if (background_thread_.joinable()) background_thread_.join();
   mirror_.reset();  // before the table cache it reads filters through
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   if (log_ != nullptr) {
     log_.reset();
     logfile_->Close().IgnoreError();
@@ -134,7 +134,7 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     if (WriteBatchInternal::Count(updates) == 0) return absl::OkStatus();
   }
   Writer w(updates, options.sync);
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   writers_.push_back(&w);
   while (!w.done && &w != writers_.front()) w.cv.Wait(&mutex_);
   if (w.done) return w.status;
@@ -295,7 +295,7 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
   Version* current;
   SequenceNumber snapshot;
   {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     snapshot =
         options.snapshot != nullptr
             ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
@@ -324,7 +324,7 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
     s = current->Get(options, lkey, hash_ptr, value);
   }
 
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   mem->Unref();
   if (imm != nullptr) imm->Unref();
   current->Unref();
@@ -338,7 +338,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   MemTable* imm;
   Version* current;
   {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     sequence =
         options.snapshot != nullptr
             ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
@@ -358,7 +358,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::unique_ptr<Iterator> internal =
       NewMergingIterator(&internal_comparator_, std::move(children));
   internal->RegisterCleanup([this, mem, imm, current] {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     mem->Unref();
     if (imm != nullptr) imm->Unref();
     current->Unref();
@@ -367,19 +367,19 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   return snapshots_.New(versions_->LastSequence());
 }
 
 void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   snapshots_.Delete(static_cast<const SnapshotImpl*>(snapshot));
 }
 
 void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
   Version* v;
   {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     v = versions_->current();
     v->Ref();
   }
@@ -389,12 +389,12 @@ void DBImpl::GetApproximateSizes(const Range* ranges, int n, uint64_t* sizes) {
                       kValueTypeForSeek);
     AppendInternalKey(&limit, ranges[i].limit, kMaxSequenceNumber,
                       kValueTypeForSeek);
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     const uint64_t a = versions_->ApproximateOffsetOf(v, start);
     const uint64_t b = versions_->ApproximateOffsetOf(v, limit);
     sizes[i] = b >= a ? b - a : 0;
   }
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   v->Unref();
 }
 

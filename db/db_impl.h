@@ -30,7 +30,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "db/memtable.h"
 #include "db/remote_mirror.h"
 #include "db/snapshot.h"
@@ -40,6 +39,7 @@
 #include "table/internal_key.h"
 #include "table/table_options.h"
 #include "util/cache.h"
+#include "util/mutex.h"
 #include "util/statistics.h"
 #include "wal/log_writer.h"
 
@@ -159,9 +159,9 @@ class DBImpl : public DB {
   std::unique_ptr<TableCache> table_cache_;
   std::unique_ptr<FileLock> db_lock_;
 
-  absl::Mutex mutex_;
-  absl::CondVar background_work_cv_;
-  absl::CondVar background_done_cv_;
+  Mutex mutex_;
+  CondVar background_work_cv_;
+  CondVar background_done_cv_;
   bool shutting_down_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread background_thread_;
   bool background_busy_ ABSL_GUARDED_BY(mutex_) = false;

@@ -21,7 +21,7 @@ bool DBImpl::HasBackgroundWork() const {
 }
 
 void DBImpl::BackgroundThreadMain() {
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   while (true) {
     while (!shutting_down_ && !HasBackgroundWork()) {
       background_work_cv_.Wait(&mutex_);
@@ -147,7 +147,7 @@ void DBImpl::RemoveObsoleteFiles() {
 absl::Status DBImpl::FlushMemTable() {
   absl::Status s = Write(WriteOptions(), nullptr);
   if (!s.ok()) return s;
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   while (imm_ != nullptr && bg_error_.ok()) {
     background_done_cv_.Wait(&mutex_);
   }
@@ -155,7 +155,7 @@ absl::Status DBImpl::FlushMemTable() {
 }
 
 absl::Status DBImpl::WaitForBackgroundWork() {
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   while ((background_busy_ || HasBackgroundWork()) && bg_error_.ok() &&
          !shutting_down_) {
     background_done_cv_.Wait(&mutex_);

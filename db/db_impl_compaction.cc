@@ -101,7 +101,7 @@ void DBImpl::BackgroundCompaction() {
 absl::Status DBImpl::OpenCompactionOutputFile(CompactionState* compact) {
   uint64_t number;
   {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     number = versions_->NewFileNumber();
     pending_outputs_.insert(number);
   }
@@ -200,7 +200,7 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
       imm_micros += env_->NowMicros() - imm_start;
     }
     {
-      absl::MutexLock l(&mutex_);
+      MutexLock l(&mutex_);
       if (shutting_down_) {
         status = absl::AbortedError("DB closing during compaction");
       }
@@ -290,7 +290,7 @@ absl::Status DBImpl::ManualCompactLevel(int level,
     manual.has_end = true;
     manual.end = std::string(*end);
   }
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   // One manual compaction at a time.
   while (manual_compaction_ != nullptr && !shutting_down_) {
     background_done_cv_.Wait(&mutex_);
@@ -311,7 +311,7 @@ absl::Status DBImpl::CompactRange(const std::string_view* begin,
   if (!s.ok()) return s;
   int max_level_with_files = 1;
   {
-    absl::MutexLock l(&mutex_);
+    MutexLock l(&mutex_);
     Version* base = versions_->current();
     for (int level = 1; level < kNumLevels; level++) {
       if (base->OverlapInLevel(level, begin, end)) {

@@ -104,7 +104,7 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
   auto impl = std::make_unique<DBImpl>(*sanitized, dbname);
   absl::Status s;
   {
-    absl::MutexLock l(&impl->mutex_);
+    MutexLock l(&impl->mutex_);
     VersionEdit edit;
     bool save_manifest = false;
     s = impl->Recover(&edit, &save_manifest);

@@ -17,7 +17,7 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
   if (property.substr(0, kPrefix.size()) != kPrefix) return false;
   std::string_view name = property.substr(kPrefix.size());
 
-  absl::MutexLock l(&mutex_);
+  MutexLock l(&mutex_);
   constexpr std::string_view kFilesAtLevel = "num-files-at-level";
   if (name.substr(0, kFilesAtLevel.size()) == kFilesAtLevel) {
     int level;

@@ -135,7 +135,7 @@ absl::Status VersionSet::WriteSnapshot(log::Writer* log) {
   return log->AddRecord(record);
 }
 
-absl::Status VersionSet::LogAndApply(VersionEdit* edit, absl::Mutex* mu) {
+absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
   if (edit->has_log_number_) {
     if (edit->log_number_ < log_number_ ||
         edit->log_number_ >= next_file_number_) {

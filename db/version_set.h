@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "db/version.h"
 #include "db/version_edit.h"
 #include "siftdb/env.h"
 #include "siftdb/options.h"
 #include "table/internal_key.h"
+#include "util/mutex.h"
 #include "wal/log_writer.h"
 
 namespace siftdb {
@@ -47,7 +47,7 @@ class VersionSet {
   // (creating a new MANIFEST when none is open) and installs the result as
   // current. On error the current version is unchanged.
   // REQUIRES: *mu held on entry; it is released during the file I/O.
-  absl::Status LogAndApply(VersionEdit* edit, absl::Mutex* mu)
+  absl::Status LogAndApply(VersionEdit* edit, Mutex* mu)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // Rebuilds the state from CURRENT and its MANIFEST. *save_manifest is set

@@ -25,8 +25,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "util/crc32c.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 namespace {
@@ -59,7 +59,7 @@ class LRUShard {
     // on the LRU list with only the cache's reference.
     std::vector<Entry*> garbage;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       for (auto& [key, e] : table_) {
         e->in_cache = false;
         if (e->refs == 1) ListRemove(e);
@@ -77,7 +77,7 @@ class LRUShard {
     Entry* e = new Entry(key, value, charge, deleter);
     std::vector<Entry*> garbage;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       e->refs = 1;  // the returned handle
       if (capacity_ > 0) {
         e->refs++;  // the cache's own
@@ -100,7 +100,7 @@ class LRUShard {
   }
 
   Cache::Handle* Lookup(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = table_.find(key);
     if (it == table_.end()) return nullptr;
     Ref(it->second);
@@ -110,7 +110,7 @@ class LRUShard {
   void Release(Entry* e) ABSL_LOCKS_EXCLUDED(mu_) {
     std::vector<Entry*> garbage;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (Unref(e)) garbage.push_back(e);
       // A pinned entry may have kept the shard over capacity.
       EvictOverCapacity(&garbage);
@@ -121,7 +121,7 @@ class LRUShard {
   void Erase(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
     std::vector<Entry*> garbage;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       auto it = table_.find(key);
       if (it == table_.end()) return;
       Entry* e = it->second;
@@ -134,7 +134,7 @@ class LRUShard {
   void Prune() ABSL_LOCKS_EXCLUDED(mu_) {
     std::vector<Entry*> garbage;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       while (lru_.next != &lru_) {
         Entry* e = lru_.next;
         table_.erase(e->key);
@@ -145,7 +145,7 @@ class LRUShard {
   }
 
   size_t TotalCharge() const ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return usage_;
   }
 
@@ -208,7 +208,7 @@ class LRUShard {
   }
 
   size_t capacity_ = 0;  // set once before use
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   size_t usage_ ABSL_GUARDED_BY(mu_) = 0;
   // Dummy head of the list of evictable entries.
   Entry lru_ ABSL_GUARDED_BY(mu_){std::string_view(), nullptr, 0, nullptr};

@@ -1,0 +1,89 @@
+// Copyright (c) siftdb authors.
+//
+// Mutex, MutexLock and CondVar for the engine's hot paths: thin wrappers of
+// std::mutex / std::condition_variable carrying Abseil's thread-safety
+// annotations (ABSL_GUARDED_BY etc. work with them as with absl::Mutex).
+//
+// Why not absl::Mutex everywhere: Debian 12's Abseil is built with deadlock
+// detection on, which makes an uncontended lock/unlock cost ~55 ns against
+// ~3 ns for std::mutex (measured on the development machine), and a point
+// read takes several locks (DB, table cache, block cache). Code off the hot
+// path may keep using absl::Mutex.
+//
+// Thread safety: that of std::mutex. Not recursive. Not copyable.
+
+#ifndef SIFTDB_UTIL_MUTEX_H_
+#define SIFTDB_UTIL_MUTEX_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+
+namespace siftdb {
+
+class ABSL_LOCKABLE Mutex {
+ public:
+  Mutex() = default;
+  Mutex(const Mutex&) = delete;
+  Mutex& operator=(const Mutex&) = delete;
+
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
+  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
+  // Documents (to the analysis) that the caller holds the lock.
+  void AssertHeld() ABSL_ASSERT_EXCLUSIVE_LOCK() {}
+
+ private:
+  friend class CondVar;
+  std::mutex mu_;
+};
+
+// Holds a Mutex for its scope.
+class ABSL_SCOPED_LOCKABLE MutexLock {
+ public:
+  explicit MutexLock(Mutex* mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu) : mu_(mu) {
+    mu_->Lock();
+  }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+  ~MutexLock() ABSL_UNLOCK_FUNCTION() { mu_->Unlock(); }
+
+ private:
+  Mutex* const mu_;
+};
+
+// A condition variable used with a Mutex the waiter holds.
+class CondVar {
+ public:
+  CondVar() = default;
+  CondVar(const CondVar&) = delete;
+  CondVar& operator=(const CondVar&) = delete;
+
+  // Atomically releases *mu and waits; holds *mu again on return. May wake
+  // spuriously: callers re-check their condition in a loop.
+  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    cv_.wait(lock);
+    lock.release();
+  }
+  // As Wait, giving up after `timeout`. True when woken before it.
+  template <typename Rep, typename Period>
+  bool WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> timeout)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    const bool woken =
+        cv_.wait_for(lock, timeout) == std::cv_status::no_timeout;
+    lock.release();
+    return woken;
+  }
+  void Signal() { cv_.notify_one(); }
+  void SignalAll() { cv_.notify_all(); }
+
+ private:
+  std::condition_variable cv_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_UTIL_MUTEX_H_
