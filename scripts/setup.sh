@@ -8,6 +8,7 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config
   libabsl-dev libsnappy-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhiredis-dev libxxhash-dev redis-server redis-tools
+  clang libclang-rt-14-dev
 )
 # Optional extras asked for by name, e.g. SIFTDB_EXTRA_PACKAGES="libleveldb-dev".
 if [[ -n "${SIFTDB_EXTRA_PACKAGES:-}" ]]; then
