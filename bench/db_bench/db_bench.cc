@@ -9,6 +9,7 @@
 // Exit status: 0 when every benchmark ran, 1 on bad flags or any engine
 // error (printed on stderr, naming the benchmark and engine).
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -37,10 +38,13 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
                        EngineResults* out) {
   out->engine = std::string(engine->Name());
   const std::string path = EngineDbPath(config, out->engine);
+  out->load_before = LoadAverage();
   if (config.engines.size() > 1) {
-    absl::PrintF("=== %s: %s (db %s)\n", engine->Name(), engine->Description(),
-                 path);
+    absl::PrintF("=== %s: %s (db %s, load %.2f)\n", engine->Name(),
+                 engine->Description(), path, out->load_before);
   }
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = ProcessCpuSeconds();
   Runner runner(config, engine, path);
   absl::Status s = runner.Open();
   if (!s.ok()) return s;
@@ -59,6 +63,10 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
     out->results.push_back(*std::move(r));
   }
   runner.Close();
+  out->wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  out->cpu_seconds = ProcessCpuSeconds() - cpu_start;
   return absl::OkStatus();
 }
 

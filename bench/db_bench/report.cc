@@ -2,6 +2,9 @@
 
 #include "bench/db_bench/report.h"
 
+#include <sys/resource.h>
+#include <sys/time.h>
+
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -41,11 +44,33 @@ void CpuInfo(std::string* cpu, std::string* cache) {
   if (cache->empty()) *cache = "unknown";
 }
 
+std::string LoadText() {
+  const double load = LoadAverage();
+  return load < 0 ? "unknown" : absl::StrFormat("%.2f", load);
+}
+
 std::string MiB(double bytes) {
   return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
 }
 
 }  // namespace
+
+double LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  if (!(in >> load)) return -1;
+  return load;
+}
+
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) +
+           static_cast<double>(tv.tv_usec) * 1e-6;
+  };
+  return seconds(ru.ru_utime) + seconds(ru.ru_stime);
+}
 
 std::string FormatHeader(const BenchConfig& config,
                          const std::vector<std::string>& engine_descriptions) {
@@ -63,6 +88,8 @@ std::string FormatHeader(const BenchConfig& config,
   CpuInfo(&cpu, &cache);
   out += absl::StrFormat("CPU:        %s\n", cpu);
   out += absl::StrFormat("CPUCache:   %s\n", cache);
+  out += absl::StrFormat("Load:       %s (1-minute average at start)\n",
+                         LoadText());
 
   const double num = static_cast<double>(config.num);
   const int compressed =
@@ -154,6 +181,25 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
       sizes += "\n";
     }
   }
+  out +=
+      "\nWhole run per engine (CPU: all threads, background work included;"
+      " load: 1-minute average at its start)\n";
+  out += absl::StrFormat("%-16s", "");
+  for (const EngineResults& e : all) out += absl::StrFormat(" %11s", e.engine);
+  out += absl::StrFormat("\n%-16s", "wall seconds");
+  for (const EngineResults& e : all) {
+    out += absl::StrFormat(" %11.1f", e.wall_seconds);
+  }
+  out += absl::StrFormat("\n%-16s", "CPU seconds");
+  for (const EngineResults& e : all) {
+    out += absl::StrFormat(" %11.1f", e.cpu_seconds);
+  }
+  out += absl::StrFormat("\n%-16s", "load at start");
+  for (const EngineResults& e : all) {
+    out += e.load_before < 0 ? absl::StrFormat(" %11s", "-")
+                             : absl::StrFormat(" %11.2f", e.load_before);
+  }
+  out += "\n";
   if (!sizes.empty()) {
     out +=
         "\nDB size after fills, MiB (apparent bytes of the db directory, "

@@ -27,7 +27,18 @@ std::string FormatHeader(const BenchConfig& config,
 struct EngineResults {
   std::string engine;
   std::vector<BenchResult> results;
+  // For judging a comparison on a shared machine: the run's wall time, the
+  // CPU time the process used meanwhile (all threads, background work
+  // included) and the 1-minute load average when the engine started.
+  double wall_seconds = 0;
+  double cpu_seconds = 0;
+  double load_before = -1;  // negative: unknown
 };
+
+// The 1-minute load average (/proc/loadavg), negative when unknown.
+double LoadAverage();
+// CPU seconds (user + system) used so far by this process.
+double ProcessCpuSeconds();
 
 // The comparison of several engines: micros/op per benchmark (repeated
 // names numbered "readrandom(2)"), each engine's ratio to the first
