@@ -55,12 +55,22 @@ class SiftdbEngine final : public BenchEngine {
     options_.max_open_files = config.max_open_files;
     options_.compression = config.snappy ? kSnappyCompression : kNoCompression;
     options_.filter_bits_per_key = config.bloom_bits;
-    // Remote filter mirror: the --remote_filter* flags (a later issue) map
-    // to siftdb's remote-filter options here.
+    // Remote filter mirror: the --remote_filter* flags (a later issue) fill
+    // config.remote_filter_*; empty address: no mirror.
     if (!config.remote_filter_address.empty()) {
-      return absl::UnimplementedError(absl::StrFormat(
-          "--remote_filter=%s: remote filters are not supported yet",
-          config.remote_filter_address));
+      RemoteFilterOptions& rf = options_.remote_filter;
+      rf.endpoints = {config.remote_filter_address};
+      rf.name = config.remote_filter_name;
+      if (config.remote_filter_mode.empty() ||
+          config.remote_filter_mode == "async") {
+        rf.mode = RemoteFilterOptions::Mode::kAsync;
+      } else if (config.remote_filter_mode == "sync") {
+        rf.mode = RemoteFilterOptions::Mode::kSync;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--remote_filter_mode=%s: must be async or sync",
+                            config.remote_filter_mode));
+      }
     }
     absl::StatusOr<std::unique_ptr<DB>> db = DB::Open(options_, path);
     if (!db.ok()) return db.status();
