@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
 namespace {
@@ -404,6 +405,27 @@ TEST_F(RedisBloomTest, UnreachableServerGivesUnavailableNamingEndpoint) {
   EXPECT_THAT(std::string(c.status().message()),
               HasSubstr(absl::StrCat("redis 127.0.0.1:", port,
                                      ": connect: Connection refused")));
+}
+
+TEST(RedisClientUnixSocket, ConnectsAndServesFilters) {
+  SIFTDB_REQUIRE_REDIS();
+  TempDir dir;
+  const std::string sock = dir.Join("redis.sock");
+  RedisServerOptions so;
+  so.extra_args = {"--unixsocket", sock, "--unixsocketperm", "700"};
+  absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status();
+  for (const std::string& ep : {"unix:" + sock, sock}) {
+    RedisBloomOptions bo;
+    bo.endpoint = ep;
+    absl::StatusOr<std::unique_ptr<RedisBloom>> bloom = RedisBloom::Open(bo);
+    ASSERT_TRUE(bloom.ok()) << bloom.status();
+    EXPECT_TRUE((*bloom)->Add("u", ep).ok());
+    EXPECT_TRUE(*(*bloom)->Exists("u", ep));
+  }
+  EXPECT_EQ(
+      *(*server)->Call({"HGET", RedisBloom::MetaKey("u"), "inserted_count"}),
+      "2");
 }
 
 TEST(RedisClientAuth, PasswordAndAclUser) {
