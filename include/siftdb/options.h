@@ -64,6 +64,10 @@ struct RemoteFilterOptions {
   // returns; 0: do not wait for replication.
   int wait_replicas = 0;
   int wait_timeout_ms = 1000;
+  // A filter that the Redis manifest stops listing (a table compacted away,
+  // a flushed MemTable) is deleted from Redis this long after, so readers
+  // holding the previous manifest finish their probes (docs/redis_mirror.md).
+  int delete_grace_ms = 10000;
 };
 
 struct Options {
