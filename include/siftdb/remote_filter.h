@@ -1,0 +1,134 @@
+// Copyright (c) siftdb authors.
+//
+// RemoteFilter: asks Redis "could key K exist in database NAME?" without the
+// database, using the filters a siftdb engine mirrors into Redis
+// (Options.remote_filter; protocol in docs/redis_mirror.md). A "no" is
+// certain: a remote reader never gets "no" for a key the engine holds. A
+// "maybe" means: ask the database.
+//
+//   auto filter = siftdb::RemoteFilter::Open("127.0.0.1:6379", "orders");
+//   if (filter.ok() && !(*filter)->MayContain(key)) { /* skip the trip */ }
+//
+// What it does per call: one pipelined round trip to Redis that checks the
+// mirror's lease (the engine's promise that the mirror is complete) before
+// and after the probes, checks the manifest's generation and version
+// against the cached manifest, fetches the table filters this batch needs
+// and does not hold yet (immutable once published: each is fetched once and
+// kept in a bounded LRU cache, checked against its size and crc32c), and
+// probes the live MemTable filters (BITFIELD_RO GET u1 per probe bit, or
+// the whole sub-filter when that is smaller). Table filters are probed
+// locally. When the manifest changed, it is fetched again (HGETALL) and the
+// batch redone.
+//
+// Failing open: when Redis is unreachable, the lease is not held (engine
+// down, Redis restarted or flushed, republication under way), the manifest
+// or a filter is missing, partial, of the wrong type or garbage, every
+// affected answer is "maybe" and MayContainMany returns the reason.
+//
+// Async mirrors: the engine's writes reach the mirror with a bounded lag;
+// the guarantee holds for writes acknowledged before the watermark
+// (watermark()), i.e. complete_unix_ms, and for sequence numbers up to
+// complete_seq.
+//
+// Deployment: a standalone Redis, a replica (only read-only commands are
+// sent: GET, HMGET, HGETALL, STRLEN, GETRANGE, BITFIELD_RO; a replica
+// answers for the writes it has received — with a sync mirror, set
+// Options.remote_filter.wait_replicas so acknowledged writes are there) or
+// a Redis Cluster (give any nodes; MOVED/ASK are followed and the slot map
+// refreshed; every key of one mirror lives in the slot of {NAME}).
+//
+// Thread safety: all methods are thread-safe; calls on one RemoteFilter are
+// serialized (one connection). For parallel probing open one per thread.
+
+#ifndef SIFTDB_INCLUDE_REMOTE_FILTER_H_
+#define SIFTDB_INCLUDE_REMOTE_FILTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace siftdb {
+
+struct RemoteFilterReaderOptions {
+  // A standalone server or replica ("host:port", "[v6]:port",
+  // "unix:/path"), or seed nodes of a Redis Cluster.
+  std::vector<std::string> endpoints;
+  std::string username;  // ACL user; empty: AUTH with password only
+  std::string password;  // empty: no AUTH
+  int connect_timeout_ms = 1000;
+  int command_timeout_ms = 1000;
+  // Bound on the bytes of table filters kept locally (LRU).
+  size_t max_cached_filter_bytes = size_t{256} << 20;
+  // MayContainMany splits larger inputs into batches of this many keys
+  // (one round trip each).
+  size_t max_batch_keys = 50000;
+};
+
+// Up to where an async mirror is complete, as of the last batch.
+struct RemoteFilterWatermark {
+  uint64_t complete_seq = 0;
+  int64_t complete_unix_ms = 0;
+  std::string mode;  // "sync" or "async"
+};
+
+struct RemoteFilterStats {
+  uint64_t keys = 0;
+  uint64_t batches = 0;
+  uint64_t round_trips = 0;
+  uint64_t manifest_fetches = 0;
+  uint64_t filter_fetches = 0;  // table filters fetched
+  uint64_t filter_fetch_bytes = 0;
+  uint64_t live_probe_bits = 0;     // BITFIELD_RO bits read
+  uint64_t live_whole_fetches = 0;  // live sub-filters fetched whole
+  uint64_t fail_open_batches = 0;   // batches answered "maybe" wholesale
+  uint64_t cached_filters = 0;
+  uint64_t cached_bytes = 0;
+  uint64_t cache_evictions = 0;
+};
+
+class RemoteFilter {
+ public:
+  // Connects and reads the manifest. Errors: InvalidArgument (bad endpoint
+  // or name), Unauthenticated (AUTH refused), Unavailable (no endpoint
+  // answers). A missing or unusable mirror is not an error here: the
+  // answers are then "maybe" until it appears.
+  static absl::StatusOr<std::unique_ptr<RemoteFilter>> Open(
+      const RemoteFilterReaderOptions& options, std::string_view name);
+  static absl::StatusOr<std::unique_ptr<RemoteFilter>> Open(
+      std::string_view endpoint, std::string_view name);
+
+  RemoteFilter(const RemoteFilter&) = delete;
+  RemoteFilter& operator=(const RemoteFilter&) = delete;
+  virtual ~RemoteFilter() = default;
+
+  // False only when the key is certainly not in the database (as of the
+  // watermark for an async mirror). *why (optional) gets the status of the
+  // batch, as MayContainMany returns it.
+  bool MayContain(std::string_view key, absl::Status* why = nullptr);
+
+  // answers->at(i) answers keys[i] (true: maybe). Returns OK when every
+  // answer rests on a trusted, well-formed mirror; otherwise the first
+  // problem met (the affected answers are "maybe"; an untrusted mirror
+  // makes them all "maybe").
+  virtual absl::Status MayContainMany(std::span<const std::string_view> keys,
+                                      std::vector<bool>* answers) = 0;
+
+  virtual RemoteFilterWatermark watermark() const = 0;
+  virtual RemoteFilterStats stats() const = 0;
+  // Forgets the cached manifest and table filters.
+  virtual void ClearCache() = 0;
+
+ protected:
+  RemoteFilter() = default;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_INCLUDE_REMOTE_FILTER_H_
