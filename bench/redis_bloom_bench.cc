@@ -157,13 +157,23 @@ std::vector<std::string> Batch(const std::string& prefix, uint64_t start,
   return out;
 }
 
-constexpr int64_t kBenchCapacity = 20000000;
+// Filters are pre-sized (range(0) items at 1%) so that no run expands them:
+// 2M items keep the bit array (2.8 MB) near the CPU caches, 20M (28 MB) do
+// not, and every probe then misses.
+std::string BenchName(int64_t capacity) {
+  return absl::StrCat("bench", capacity);
+}
+
+bool FreshFilter(RedisBloom* bloom, int64_t capacity) {
+  (void)bloom->Delete(BenchName(capacity));
+  return bloom->Reserve(BenchName(capacity), 0.01, capacity).ok();
+}
 
 void BM_MAdd(benchmark::State& state) {
   auto client = Connect();
   RedisBloom bloom(client.get());
-  (void)client->Command({"DEL", "bf:{bench}:meta", "bf:{bench}:bitmap:0"});
-  if (!bloom.Reserve("bench", 0.01, kBenchCapacity).ok()) {
+  const int64_t capacity = state.range(0);
+  if (!FreshFilter(&bloom, capacity)) {
     state.SkipWithError("reserve failed");
     return;
   }
@@ -175,7 +185,7 @@ void BM_MAdd(benchmark::State& state) {
     std::vector<std::string> items = Batch("m", next, g_batch);
     next += g_batch;
     state.ResumeTiming();
-    auto r = bloom.MAdd("bench", items);
+    auto r = bloom.MAdd(BenchName(capacity), items);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;
@@ -190,20 +200,20 @@ void BM_MAdd(benchmark::State& state) {
 void BM_MExists(benchmark::State& state) {
   auto client = Connect();
   RedisBloom bloom(client.get());
+  const int64_t capacity = state.range(0);
+  const bool absent = state.range(1) == 1;
   const uint64_t kPresent = 200000;
   // Reuse the MAdd filter when it holds enough items, else fill one.
-  auto card = bloom.Card("bench");
+  auto card = bloom.Card(BenchName(capacity));
   if (!card.ok() || *card < static_cast<int64_t>(kPresent) * 9 / 10) {
-    (void)client->Command({"DEL", "bf:{bench}:meta", "bf:{bench}:bitmap:0"});
-    if (!bloom.Reserve("bench", 0.01, kBenchCapacity).ok()) {
+    if (!FreshFilter(&bloom, capacity)) {
       state.SkipWithError("reserve failed");
       return;
     }
     for (uint64_t i = 0; i < kPresent; i += 10000) {
-      (void)bloom.MAdd("bench", Batch("m", i, 10000));
+      (void)bloom.MAdd(BenchName(capacity), Batch("m", i, 10000));
     }
   }
-  const bool absent = state.range(0) == 1;
   uint64_t next = 0;
   ResetServerStats(client.get());
   const double cpu_before = ServerCpuSeconds(client.get());
@@ -213,7 +223,7 @@ void BM_MExists(benchmark::State& state) {
         Batch(absent ? "x" : "m", next % (kPresent - g_batch), g_batch);
     next += g_batch;
     state.ResumeTiming();
-    auto r = bloom.MExists("bench", items);
+    auto r = bloom.MExists(BenchName(capacity), items);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;
@@ -229,8 +239,9 @@ void BM_MExists(benchmark::State& state) {
 // BITFIELD_RO (GET) per batch, no script, no counts, no atomic checks.
 void BM_RawBitfield(benchmark::State& state) {
   auto client = Connect();
-  const bool set = state.range(0) == 1;
-  auto spec = redis_bloom::ComputeLink(kBenchCapacity, 0.005);
+  const int64_t capacity = state.range(0);
+  const bool set = state.range(1) == 1;
+  auto spec = redis_bloom::ComputeLink(capacity, 0.005);
   (void)client->Command({"DEL", "raw"});
   (void)client->Command(
       {"SETRANGE", "raw", absl::StrCat(spec->bytes - 1), std::string(1, '\0')});
@@ -264,21 +275,30 @@ void BM_RawBitfield(benchmark::State& state) {
   ReportServerCpu(state, client.get(), cpu_before);
   state.counters["server_us_per_batch"] =
       ServerMicrosPerCall(client.get(), set ? "bitfield" : "bitfield_ro");
+  (void)client->Command({"DEL", "raw"});
 }
 
 // Wall-clock time: the work happens in the server, not in this process.
-BENCHMARK(BM_MAdd)->Unit(benchmark::kMicrosecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_MAdd)
+    ->ArgName("capacity")
+    ->Arg(2000000)
+    ->Arg(20000000)
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
 BENCHMARK(BM_MExists)
-    ->ArgName("absent")
-    ->Arg(0)
-    ->Arg(1)
+    ->ArgNames({"capacity", "absent"})
+    ->Args({2000000, 0})
+    ->Args({2000000, 1})
+    ->Args({20000000, 0})
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(2.0)
     ->UseRealTime();
 BENCHMARK(BM_RawBitfield)
-    ->ArgName("set")
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgNames({"capacity", "set"})
+    ->Args({2000000, 1})
+    ->Args({2000000, 0})
+    ->Args({20000000, 1})
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(2.0)
     ->UseRealTime();
