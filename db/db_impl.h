@@ -103,6 +103,9 @@ class DBImpl : public DB {
   struct ManualCompaction {
     int level = 0;
     bool done = false;
+    // Set while the background thread works on it (with mutex_ released);
+    // the requester waits for it to clear before the struct goes away.
+    bool in_progress = false;
     bool has_begin = false, has_end = false;
     std::string begin, end;  // user keys
   };

@@ -54,7 +54,9 @@ void DBImpl::BackgroundCompaction() {
     std::string_view last_user_key =
         ExtractUserKey(c->input(0, c->num_input_files(0) - 1)->largest);
     manual_end = std::string(last_user_key);
+    manual->in_progress = true;
   } else {
+    manual = nullptr;  // an automatic compaction
     c = versions_->PickCompaction();
     if (c == nullptr) return;
   }
@@ -81,7 +83,8 @@ void DBImpl::BackgroundCompaction() {
   }
   if (!status.ok() && !shutting_down_) RecordBackgroundError(status);
 
-  if (manual != nullptr && !manual->done) {
+  if (manual != nullptr && manual->in_progress) {
+    manual->in_progress = false;
     if (!status.ok()) {
       manual->done = true;
     } else {
@@ -297,7 +300,8 @@ absl::Status DBImpl::ManualCompactLevel(int level,
   }
   manual_compaction_ = &manual;
   background_work_cv_.Signal();
-  while (!manual.done && bg_error_.ok() && !shutting_down_) {
+  while ((!manual.done && bg_error_.ok() && !shutting_down_) ||
+         manual.in_progress) {
     background_done_cv_.Wait(&mutex_);
   }
   manual_compaction_ = nullptr;
