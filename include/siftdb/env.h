@@ -59,9 +59,10 @@ class RandomAccessFile {
                             char* scratch) const = 0;
 };
 
-// Appends to a file. Append() hands bytes to the OS before it returns, so a
-// process crash loses nothing appended; Sync() makes them survive a machine
-// crash too.
+// Appends to a file. Append() may buffer in user space; after Flush() the
+// bytes are in the OS, so a process crash loses nothing flushed (the WAL
+// writer flushes every record); Sync() makes them survive a machine crash
+// too.
 class WritableFile {
  public:
   WritableFile() = default;
@@ -138,8 +139,8 @@ class Env {
   virtual bool IsDirectory(const std::string& path) = 0;
 
   // Takes an exclusive advisory lock (flock) on fname, creating it when
-  // missing. Fails with a message naming the file when another holder, in
-  // this process or another, has it.
+  // missing. Unavailable, with a message naming the file, when another
+  // holder, in this process or another, has it.
   virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& fname) = 0;
 
