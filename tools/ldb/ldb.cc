@@ -44,7 +44,8 @@ std::string Usage() {
       "usage: ldb --db=DIR [--hex] [--create_if_missing] COMMAND [ARGS]\n"
       "commands:\n";
   for (const Command& c : Commands()) {
-    u += absl::StrFormat("  %-17s %s\n", c.name, c.usage);
+    u += *c.usage == '\0' ? absl::StrFormat("  %s\n", c.name)
+                          : absl::StrFormat("  %-17s %s\n", c.name, c.usage);
   }
   u += "Keys and values are text unless --hex is given or they start with "
        "0x.\n";
