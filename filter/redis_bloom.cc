@@ -18,8 +18,6 @@
 #include <cstdlib>
 #include <limits>
 
-#include "absl/strings/cord.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "filter/redis_bloom_dump.h"
@@ -31,86 +29,23 @@
 
 namespace siftdb {
 
+using redis_bloom::BloomName;
+using redis_bloom::BloomNotFound;
+using redis_bloom::BloomScriptError;
+using redis_bloom::BloomWrongType;
 using redis_bloom::ChainHeader;
 using redis_bloom::ChainLink;
-using redis_bloom::LinkSpec;
-
-struct RedisBloom::Layout {
-  std::string id;
-  int64_t version = 0;
-  uint32_t options = redis_bloom::kOptDefault;
-  uint32_t growth = redis_bloom::kDefaultExpansion;
-  double error_rate = redis_bloom::kDefaultErrorRate;
-  uint64_t items = 0;
-  std::vector<ChainLink> links;
-
-  std::string token() const { return absl::StrCat(id, ":", version); }
-  bool nonscaling() const {
-    return (options & redis_bloom::kOptNoScaling) != 0;
-  }
-};
-
-namespace {
-
 using redis_bloom::FormatDouble;
-using redis_bloom::ParseDouble;
+using redis_bloom::IsOkReply;
+using redis_bloom::IsStaleReply;
+using redis_bloom::kMaxAttempts;
+using redis_bloom::LinkSpec;
 using redis_bloom::ParseUint;
+using redis_bloom::TooContended;
+using redis_bloom::UnexpectedReply;
 using redis_bloom::WithReply;
 
-constexpr int kMaxAttempts = 10;
-
-std::string Quoted(std::string_view name) {
-  return absl::StrFormat("bloom filter '%s'", name);
-}
-
-absl::Status NotFound(std::string_view name) {
-  return WithReply(absl::NotFoundError(Quoted(name) + " not found"),
-                   "ERR not found");
-}
-
-absl::Status WrongType(const RedisClient& client, std::string_view name) {
-  return WithReply(
-      absl::FailedPreconditionError(absl::StrFormat(
-          "redis %s: %s: key %s holds the wrong kind of value",
-          client.endpoint(), Quoted(name), RedisBloom::MetaKey(name))),
-      redis_bloom::kWrongTypeReply);
-}
-
-// Maps an error reply of one of our scripts to a status.
-absl::Status ScriptError(const RedisClient& client, std::string_view name,
-                         const RedisReply& reply) {
-  const std::string& text = reply.str();
-  if (text == "ERR not found") return NotFound(name);
-  if (text == "ERR item exists") {
-    return WithReply(absl::AlreadyExistsError(Quoted(name) + " already exists"),
-                     text);
-  }
-  if (text.rfind("WRONGTYPE", 0) == 0) return WrongType(client, name);
-  return client.ServerErrorStatus(Quoted(name), reply);
-}
-
-bool IsStale(const RedisReply& reply) {
-  return reply.is_array() && !reply.elements().empty() &&
-         reply.elements()[0].str() == "STALE";
-}
-
-bool IsOk(const RedisReply& reply, size_t min_elements) {
-  return reply.is_array() && reply.elements().size() >= min_elements &&
-         reply.elements()[0].str() == "OK";
-}
-
-absl::Status Unexpected(const RedisClient& client, std::string_view name,
-                        const RedisReply& reply) {
-  return absl::InternalError(
-      absl::StrFormat("redis %s: %s: unexpected script reply %s",
-                      client.endpoint(), Quoted(name), reply.DebugString()));
-}
-
-absl::Status TooContended(std::string_view name) {
-  return absl::AbortedError(
-      absl::StrFormat("%s: layout kept changing under %d attempts",
-                      Quoted(name), kMaxAttempts));
-}
+namespace {
 
 struct PlanLink {
   LinkSpec spec;
@@ -175,12 +110,12 @@ absl::StatusOr<const RedisBloom::Layout*> RedisBloom::Fetch(
   if (!reply.ok()) return reply.status();
   if (reply->is_error()) {
     if (reply->str().rfind("WRONGTYPE", 0) == 0) {
-      return WrongType(*client_, name);
+      return BloomWrongType(*client_, name);
     }
     return client_->ServerErrorStatus("HGETALL", *reply);
   }
-  if (!reply->is_array()) return Unexpected(*client_, name, *reply);
-  if (reply->elements().empty()) return NotFound(name);
+  if (!reply->is_array()) return UnexpectedReply(*client_, name, *reply);
+  if (reply->elements().empty()) return BloomNotFound(name);
   redis_bloom::FieldMap fields;
   const auto& e = reply->elements();
   for (size_t i = 0; i + 1 < e.size(); i += 2) {
@@ -284,7 +219,7 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddBatch(
     CreateMode mode, const CreateParams& create) {
   BloomAddResults all;
   if (items.empty()) {
-    return absl::InvalidArgumentError(Quoted(name) + ": no items to add");
+    return absl::InvalidArgumentError(BloomName(name) + ": no items to add");
   }
   for (size_t begin = 0; begin < items.size(); begin += kMaxScriptItems) {
     size_t end = std::min(items.size(), begin + kMaxScriptItems);
@@ -409,13 +344,13 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
           reply->str() == "ERR not found") {
         cache_.erase(std::string(name));
       }
-      return ScriptError(*client_, name, *reply);
+      return BloomScriptError(*client_, name, *reply);
     }
-    if (IsStale(*reply)) {
+    if (IsStaleReply(*reply)) {
       cache_.erase(std::string(name));
       continue;
     }
-    if (!IsOk(*reply, 5)) return Unexpected(*client_, name, *reply);
+    if (!IsOkReply(*reply, 5)) return UnexpectedReply(*client_, name, *reply);
     const auto& e = reply->elements();
     const std::string& results = e[1].str();
     const std::string& token = e[2].str();
@@ -438,7 +373,8 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
                        : link.spec.capacity;  // filled before a newer one
       fresh->links.push_back(link);
     }
-    if (fresh->links.size() != links) return Unexpected(*client_, name, *reply);
+    if (fresh->links.size() != links)
+      return UnexpectedReply(*client_, name, *reply);
     fresh->links.back().items = newest_items;
     cache_[std::string(name)] = std::move(fresh);
 
@@ -448,14 +384,15 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
       if (c == '1' || c == '0') {
         out.added.push_back(c == '1');
       } else if (c == 'E') {
-        out.stopped = WithReply(absl::ResourceExhaustedError(
-                                    Quoted(name) + " is NONSCALING and full"),
-                                "ERR non scaling filter is full");
+        out.stopped =
+            WithReply(absl::ResourceExhaustedError(BloomName(name) +
+                                                   " is NONSCALING and full"),
+                      "ERR non scaling filter is full");
       } else {
         out.stopped = WithReply(
             absl::ResourceExhaustedError(
-                Quoted(name) + ": its next sub-filter would exceed Redis's "
-                               "512 MB string limit"),
+                BloomName(name) + ": its next sub-filter would exceed Redis's "
+                                  "512 MB string limit"),
             "ERR problem inserting into filter");
       }
     }
@@ -514,8 +451,8 @@ absl::StatusOr<std::vector<bool>> RedisBloom::ExistsChunk(
     absl::StatusOr<RedisReply> reply =
         client_->Eval(redis_bloom::ExistsScript(), {MetaKey(name)}, args);
     if (!reply.ok()) return reply.status();
-    if (reply->is_error()) return ScriptError(*client_, name, *reply);
-    if (IsStale(*reply)) {
+    if (reply->is_error()) return BloomScriptError(*client_, name, *reply);
+    if (IsStaleReply(*reply)) {
       cache_.erase(std::string(name));
       continue;
     }
@@ -524,8 +461,8 @@ absl::StatusOr<std::vector<bool>> RedisBloom::ExistsChunk(
       cache_.erase(std::string(name));
       return std::vector<bool>(n, false);
     }
-    if (!IsOk(*reply, 2) || reply->elements()[1].str().size() != n) {
-      return Unexpected(*client_, name, *reply);
+    if (!IsOkReply(*reply, 2) || reply->elements()[1].str().size() != n) {
+      return UnexpectedReply(*client_, name, *reply);
     }
     std::vector<bool> out(n);
     const std::string& bits = reply->elements()[1].str();
@@ -570,157 +507,15 @@ absl::StatusOr<int64_t> RedisBloom::Card(std::string_view name) {
   if (!reply.ok()) return reply.status();
   if (reply->is_error()) {
     if (reply->str().rfind("WRONGTYPE", 0) == 0) {
-      return WrongType(*client_, name);
+      return BloomWrongType(*client_, name);
     }
     return client_->ServerErrorStatus("HGET", *reply);
   }
   if (reply->is_nil()) return 0;
   uint64_t v = 0;
-  if (!ParseUint(reply->str(), &v)) return Unexpected(*client_, name, *reply);
+  if (!ParseUint(reply->str(), &v))
+    return UnexpectedReply(*client_, name, *reply);
   return static_cast<int64_t>(v);
-}
-
-absl::StatusOr<BloomDumpChunk> RedisBloom::ScanDump(std::string_view name,
-                                                    int64_t iterator) {
-  if (iterator == 0) {
-    absl::StatusOr<const Layout*> got = Fetch(name);
-    if (!got.ok()) return got.status();
-    ChainHeader header;
-    header.items = (*got)->items;
-    header.options = (*got)->options;
-    header.growth = (*got)->growth;
-    header.links = (*got)->links;
-    return BloomDumpChunk{1, redis_bloom::EncodeHeader(header)};
-  }
-  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
-    absl::StatusOr<const Layout*> got = Cached(name);
-    if (!got.ok()) return got.status();
-    std::vector<uint64_t> sizes;
-    for (const ChainLink& l : (*got)->links) sizes.push_back(l.spec.bytes);
-    std::optional<redis_bloom::ChunkRef> ref =
-        redis_bloom::DumpChunkAt(sizes, iterator);
-    if (!ref.has_value()) return BloomDumpChunk{0, ""};
-    const std::string token = (*got)->token();
-    std::vector<RedisArgs> cmds;
-    cmds.push_back(RedisArgs{"MULTI"});
-    cmds.push_back(RedisArgs{"HMGET", MetaKey(name), "id", "version"});
-    RedisArgs range;
-    range.Add("GETRANGE")
-        .Add(BitmapKey(name, ref->link))
-        .AddUint(ref->offset)
-        .AddUint(ref->offset + ref->length - 1);
-    cmds.push_back(range);
-    cmds.push_back(RedisArgs{"EXEC"});
-    absl::StatusOr<std::vector<RedisReply>> replies = client_->Pipeline(cmds);
-    if (!replies.ok()) return replies.status();
-    const RedisReply& exec = replies->back();
-    if (!exec.is_array() || exec.elements().size() != 2) {
-      return Unexpected(*client_, name, exec);
-    }
-    const RedisReply& ids = exec.elements()[0];
-    if (exec.elements()[0].is_error()) {
-      if (ids.str().rfind("WRONGTYPE", 0) == 0)
-        return WrongType(*client_, name);
-      return client_->ServerErrorStatus("HMGET", ids);
-    }
-    if (!ids.is_array() || ids.elements().size() != 2 ||
-        absl::StrCat(ids.elements()[0].str(), ":", ids.elements()[1].str()) !=
-            token) {
-      cache_.erase(std::string(name));
-      if (ids.is_array() && !ids.elements().empty() &&
-          ids.elements()[0].is_nil()) {
-        return NotFound(name);
-      }
-      continue;
-    }
-    const RedisReply& data = exec.elements()[1];
-    if (data.is_error()) return client_->ServerErrorStatus("GETRANGE", data);
-    std::string bytes = data.str();
-    bytes.resize(ref->length, '\0');  // a short string reads as zeros
-    return BloomDumpChunk{ref->next_iterator, std::move(bytes)};
-  }
-  return TooContended(name);
-}
-
-absl::Status RedisBloom::LoadChunk(std::string_view name, int64_t iterator,
-                                   std::string_view data) {
-  if (iterator == 1) {
-    absl::StatusOr<ChainHeader> header = redis_bloom::DecodeHeader(data);
-    if (!header.ok()) {
-      return WithReply(absl::Status(header.status().code(),
-                                    absl::StrFormat("%s: %s", Quoted(name),
-                                                    header.status().message())),
-                       "ERR received bad data");
-    }
-    const bool nonscaling = (header->options & redis_bloom::kOptNoScaling) != 0;
-    double first_error = header->links[0].spec.error;
-    RedisArgs args;
-    args.Add(NewId())
-        .Add(FormatDouble(nonscaling
-                              ? first_error
-                              : first_error / redis_bloom::kTighteningRatio))
-        .AddUint(header->growth)
-        .AddUint(header->options)
-        .AddUint(header->items)
-        .AddUint(header->links.size());
-    for (const ChainLink& l : header->links) {
-      args.AddUint(l.spec.capacity)
-          .Add(FormatDouble(l.spec.error))
-          .Add(FormatDouble(l.spec.bpe))
-          .AddUint(l.spec.bits)
-          .AddUint(l.spec.bytes)
-          .AddUint(l.spec.hashes)
-          .AddUint(l.spec.n2)
-          .AddUint(l.items);
-    }
-    cache_.erase(std::string(name));
-    absl::StatusOr<RedisReply> reply =
-        client_->Eval(redis_bloom::LoadHeaderScript(), {MetaKey(name)}, args);
-    if (!reply.ok()) return reply.status();
-    if (reply->is_error()) {
-      if (reply->str() == "ERR received bad data") {
-        return WithReply(
-            absl::AlreadyExistsError(
-                Quoted(name) + " already exists; a dump header loads only into "
-                               "a missing key"),
-            reply->str());
-      }
-      return ScriptError(*client_, name, *reply);
-    }
-    if (!IsOk(*reply, 2)) return Unexpected(*client_, name, *reply);
-    return absl::OkStatus();
-  }
-  for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
-    absl::StatusOr<const Layout*> got = Cached(name);
-    if (!got.ok()) return got.status();
-    std::vector<uint64_t> sizes;
-    for (const ChainLink& l : (*got)->links) sizes.push_back(l.spec.bytes);
-    absl::StatusOr<redis_bloom::ChunkRef> ref =
-        redis_bloom::LoadChunkTarget(sizes, iterator, data.size());
-    if (!ref.ok()) {
-      return WithReply(
-          absl::InvalidArgumentError(absl::StrFormat(
-              "%s: chunk at iterator %d of %d bytes: %s", Quoted(name),
-              iterator, data.size(), ref.status().message())),
-          absl::StrCat("ERR ", ref.status().message()));
-    }
-    RedisArgs args;
-    args.Add((*got)->token()).AddUint(ref->link).AddUint(ref->offset).Add(data);
-    absl::StatusOr<RedisReply> reply =
-        client_->Eval(redis_bloom::LoadDataScript(), {MetaKey(name)}, args);
-    if (!reply.ok()) return reply.status();
-    if (reply->is_error()) {
-      cache_.erase(std::string(name));
-      return ScriptError(*client_, name, *reply);
-    }
-    if (IsStale(*reply)) {
-      cache_.erase(std::string(name));
-      continue;
-    }
-    if (!IsOk(*reply, 1)) return Unexpected(*client_, name, *reply);
-    return absl::OkStatus();
-  }
-  return TooContended(name);
 }
 
 absl::StatusOr<bool> RedisBloom::Delete(std::string_view name) {
@@ -728,7 +523,7 @@ absl::StatusOr<bool> RedisBloom::Delete(std::string_view name) {
   absl::StatusOr<RedisReply> reply =
       client_->Eval(redis_bloom::DeleteScript(), {MetaKey(name)}, RedisArgs());
   if (!reply.ok()) return reply.status();
-  if (reply->is_error()) return ScriptError(*client_, name, *reply);
+  if (reply->is_error()) return BloomScriptError(*client_, name, *reply);
   return reply->integer() == 1;
 }
 

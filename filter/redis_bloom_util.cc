@@ -9,6 +9,7 @@
 #include <random>
 
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "filter/redis_bloom_layout.h"
 #include "util/absl_compat.h"
@@ -148,6 +149,59 @@ double FieldReader::Double(const std::string& field) {
     Fail(absl::StrFormat("field %s = \"%s\" is not a number", field, *v));
   }
   return out;
+}
+
+std::string BloomName(std::string_view name) {
+  return absl::StrFormat("bloom filter '%s'", name);
+}
+
+absl::Status BloomNotFound(std::string_view name) {
+  return WithReply(absl::NotFoundError(BloomName(name) + " not found"),
+                   "ERR not found");
+}
+
+absl::Status BloomWrongType(const RedisClient& client, std::string_view name) {
+  return WithReply(
+      absl::FailedPreconditionError(absl::StrFormat(
+          "redis %s: %s: key %s holds the wrong kind of value",
+          client.endpoint(), BloomName(name), RedisBloom::MetaKey(name))),
+      redis_bloom::kWrongTypeReply);
+}
+
+// Maps an error reply of one of our scripts to a status.
+absl::Status BloomScriptError(const RedisClient& client, std::string_view name,
+                              const RedisReply& reply) {
+  const std::string& text = reply.str();
+  if (text == "ERR not found") return BloomNotFound(name);
+  if (text == "ERR item exists") {
+    return WithReply(
+        absl::AlreadyExistsError(BloomName(name) + " already exists"), text);
+  }
+  if (text.rfind("WRONGTYPE", 0) == 0) return BloomWrongType(client, name);
+  return client.ServerErrorStatus(BloomName(name), reply);
+}
+
+bool IsStaleReply(const RedisReply& reply) {
+  return reply.is_array() && !reply.elements().empty() &&
+         reply.elements()[0].str() == "STALE";
+}
+
+bool IsOkReply(const RedisReply& reply, size_t min_elements) {
+  return reply.is_array() && reply.elements().size() >= min_elements &&
+         reply.elements()[0].str() == "OK";
+}
+
+absl::Status UnexpectedReply(const RedisClient& client, std::string_view name,
+                             const RedisReply& reply) {
+  return absl::InternalError(
+      absl::StrFormat("redis %s: %s: unexpected script reply %s",
+                      client.endpoint(), BloomName(name), reply.DebugString()));
+}
+
+absl::Status TooContended(std::string_view name) {
+  return absl::AbortedError(
+      absl::StrFormat("%s: layout kept changing under %d attempts",
+                      BloomName(name), kMaxAttempts));
 }
 
 }  // namespace redis_bloom

@@ -13,9 +13,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "absl/status/status.h"
+#include "filter/redis_bloom_dump.h"
 #include "filter/redis_client.h"
 #include "siftdb/redis_bloom.h"
 
@@ -68,5 +71,49 @@ class FieldReader {
 };
 
 }  // namespace siftdb::redis_bloom
+
+namespace siftdb {
+
+// RedisBloom's client-side view of one filter, as last read from or written
+// to Redis: the token "<id>:<version>" guards every script call, so a stale
+// view only costs a retry.
+struct RedisBloom::Layout {
+  std::string id;
+  int64_t version = 0;
+  uint32_t options = redis_bloom::kOptDefault;
+  uint32_t growth = redis_bloom::kDefaultExpansion;
+  double error_rate = redis_bloom::kDefaultErrorRate;
+  uint64_t items = 0;
+  std::vector<redis_bloom::ChainLink> links;
+
+  std::string token() const { return absl::StrCat(id, ":", version); }
+  bool nonscaling() const {
+    return (options & redis_bloom::kOptNoScaling) != 0;
+  }
+};
+
+namespace redis_bloom {
+
+// Attempts before a call gives up on a filter whose layout keeps changing.
+inline constexpr int kMaxAttempts = 10;
+
+// "bloom filter 'NAME'", for messages.
+std::string BloomName(std::string_view name);
+// NotFound carrying "ERR not found".
+absl::Status BloomNotFound(std::string_view name);
+// FailedPrecondition carrying the WRONGTYPE text.
+absl::Status BloomWrongType(const RedisClient& client, std::string_view name);
+// Maps an error reply of one of the filter scripts to a status.
+absl::Status BloomScriptError(const RedisClient& client, std::string_view name,
+                              const RedisReply& reply);
+absl::Status UnexpectedReply(const RedisClient& client, std::string_view name,
+                             const RedisReply& reply);
+absl::Status TooContended(std::string_view name);
+// Script replies {'STALE'} and {'OK', ...} (with at least min elements).
+bool IsStaleReply(const RedisReply& reply);
+bool IsOkReply(const RedisReply& reply, size_t min_elements);
+
+}  // namespace redis_bloom
+}  // namespace siftdb
 
 #endif  // SIFTDB_FILTER_REDIS_BLOOM_UTIL_H_

@@ -1,23 +1,18 @@
 // Copyright (c) siftdb authors.
 //
-// Behaviour of the Redis-backed filters against a real redis-server:
+// Behaviour of the Redis-backed Bloom filter against a real redis-server:
 // false-positive rates, growth, atomicity under concurrent clients, dumps
-// between servers, the counting filter, the retry path across a server
-// restart, and bad inputs.
+// between servers, the retry path across a server restart, and bad inputs.
 
 #include <atomic>
-#include <map>
-#include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_bloom_command.h"
 #include "filter/redis_bloom_layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
-#include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
 namespace {
@@ -392,215 +387,6 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
   ASSERT_TRUE(info.ok());
   EXPECT_LE(info->items, 30000u);
   EXPECT_GE(info->items, 29000u);
-}
-
-TEST_F(RedisBloomTest, UnreachableServerGivesUnavailableNamingEndpoint) {
-  int port = RedisServer::PickFreePort();
-  RedisClientOptions o;
-  o.endpoint = absl::StrCat("127.0.0.1:", port);
-  o.retry_deadline = absl::Milliseconds(50);
-  absl::StatusOr<std::unique_ptr<RedisClient>> c = RedisClient::Connect(o);
-  ASSERT_FALSE(c.ok());
-  EXPECT_TRUE(absl::IsUnavailable(c.status()));
-  EXPECT_THAT(std::string(c.status().message()),
-              HasSubstr(absl::StrCat("redis 127.0.0.1:", port,
-                                     ": connect: Connection refused")));
-}
-
-TEST(RedisClientUnixSocket, ConnectsAndServesFilters) {
-  SIFTDB_REQUIRE_REDIS();
-  TempDir dir;
-  const std::string sock = dir.Join("redis.sock");
-  RedisServerOptions so;
-  so.extra_args = {"--unixsocket", sock, "--unixsocketperm", "700"};
-  absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start(so);
-  ASSERT_TRUE(server.ok()) << server.status();
-  for (const std::string& ep : {"unix:" + sock, sock}) {
-    RedisBloomOptions bo;
-    bo.endpoint = ep;
-    absl::StatusOr<std::unique_ptr<RedisBloom>> bloom = RedisBloom::Open(bo);
-    ASSERT_TRUE(bloom.ok()) << bloom.status();
-    EXPECT_TRUE((*bloom)->Add("u", ep).ok());
-    EXPECT_TRUE(*(*bloom)->Exists("u", ep));
-  }
-  EXPECT_EQ(
-      *(*server)->Call({"HGET", RedisBloom::MetaKey("u"), "inserted_count"}),
-      "2");
-}
-
-TEST(RedisClientAuth, PasswordAndAclUser) {
-  SIFTDB_REQUIRE_REDIS();
-  RedisServerOptions so;
-  so.extra_args = {"--requirepass", "s3cret"};
-  absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start(so);
-  ASSERT_TRUE(server.ok()) << server.status();
-  RedisClientOptions o;
-  o.endpoint = (*server)->endpoint();
-  o.retry_deadline = absl::ZeroDuration();
-  // No password: commands are refused with NOAUTH.
-  absl::StatusOr<std::unique_ptr<RedisClient>> anon = RedisClient::Connect(o);
-  ASSERT_TRUE(anon.ok());
-  absl::StatusOr<RedisReply> r = (*anon)->Command({"PING"});
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(r->is_error());
-  EXPECT_TRUE(absl::IsUnauthenticated((*anon)->ServerErrorStatus("PING", *r)));
-  o.password = "wrong";
-  absl::StatusOr<std::unique_ptr<RedisClient>> bad = RedisClient::Connect(o);
-  EXPECT_TRUE(absl::IsUnauthenticated(bad.status())) << bad.status();
-  o.password = "s3cret";
-  absl::StatusOr<std::unique_ptr<RedisClient>> good = RedisClient::Connect(o);
-  ASSERT_TRUE(good.ok()) << good.status();
-  ASSERT_EQ((*good)
-                ->Command({"ACL", "SETUSER", "bob", "on", ">pw", "~*", "+@all"})
-                ->str(),
-            "OK");
-  RedisBloomOptions bo;
-  bo.endpoint = (*server)->endpoint();
-  bo.username = "bob";
-  bo.password = "pw";
-  absl::StatusOr<std::unique_ptr<RedisBloom>> bloom = RedisBloom::Open(bo);
-  ASSERT_TRUE(bloom.ok()) << bloom.status();
-  EXPECT_TRUE(*(*bloom)->Add("auth", "x"));
-}
-
-TEST_F(RedisBloomTest, ClientPipelineAndCommandTimeout) {
-  std::vector<RedisArgs> cmds = {RedisArgs{"SET", "a", "1"},
-                                 RedisArgs{"INCR", "a"}, RedisArgs{"GET", "a"},
-                                 RedisArgs{"HGET", "a", "f"}};
-  absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(cmds);
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->size(), 4u);
-  EXPECT_EQ((*r)[0], RedisReply::Status("OK"));
-  EXPECT_EQ((*r)[1], RedisReply::Integer(2));
-  EXPECT_EQ((*r)[2], RedisReply::String("2"));
-  EXPECT_TRUE((*r)[3].is_error());
-  EXPECT_TRUE(
-      absl::IsFailedPrecondition(client_->ServerErrorStatus("HGET", (*r)[3])));
-
-  RedisClientOptions o = ClientOptions();
-  o.command_timeout = absl::Milliseconds(100);
-  o.retry_deadline = absl::ZeroDuration();
-  auto slow = RedisClient::Connect(o);
-  ASSERT_TRUE(slow.ok());
-  absl::StatusOr<RedisReply> blocked =
-      (*slow)->Command({"BLPOP", "nothing", "5"});
-  EXPECT_TRUE(absl::IsUnavailable(blocked.status())) << blocked.status();
-  EXPECT_THAT(std::string(blocked.status().message()), HasSubstr("BLPOP"));
-  // The next command reconnects.
-  EXPECT_EQ((*slow)->Command({"PING"})->str(), "PONG");
-}
-
-class CountingBloomTest : public RedisTest {
- protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    client_ = Connect();
-    ASSERT_NE(client_, nullptr);
-    cbf_ = std::make_unique<RedisCountingBloom>(client_.get());
-  }
-  static std::vector<std::string_view> Views(
-      const std::vector<std::string>& v) {
-    return std::vector<std::string_view>(v.begin(), v.end());
-  }
-  std::unique_ptr<RedisClient> client_;
-  std::unique_ptr<RedisCountingBloom> cbf_;
-};
-
-TEST_F(CountingBloomTest, RemovalsNeverHideOtherPresentItems) {
-  ASSERT_TRUE(cbf_->Reserve("c", 0.01, 2000).ok());
-  std::mt19937 rng(7);
-  std::map<std::string, int> model;
-  std::vector<std::string> universe = Range("u-", 0, 600);
-  for (int round = 0; round < 30; round++) {
-    std::vector<std::string> add, remove;
-    for (int i = 0; i < 60; i++)
-      add.push_back(universe[rng() % universe.size()]);
-    for (const auto& [item, count] : model) {
-      if (count > 0 && rng() % 3 == 0) remove.push_back(item);
-    }
-    ASSERT_TRUE(cbf_->Add("c", Views(add)).ok());
-    for (const std::string& a : add) model[a]++;
-    absl::StatusOr<std::vector<bool>> removed =
-        cbf_->Remove("c", Views(remove));
-    ASSERT_TRUE(removed.ok()) << removed.status();
-    for (size_t i = 0; i < remove.size(); i++) {
-      EXPECT_TRUE((*removed)[i]) << remove[i];  // it was present
-      model[remove[i]]--;
-    }
-    std::vector<std::string> present;
-    for (const auto& [item, count] : model) {
-      if (count > 0) present.push_back(item);
-    }
-    absl::StatusOr<std::vector<uint32_t>> counts =
-        cbf_->Count("c", Views(present));
-    ASSERT_TRUE(counts.ok());
-    for (size_t i = 0; i < present.size(); i++) {
-      EXPECT_GE((*counts)[i],
-                static_cast<uint32_t>(std::min(model[present[i]], 15)))
-          << present[i];
-    }
-  }
-}
-
-TEST_F(CountingBloomTest, AddRemoveCountAndSaturation) {
-  std::vector<std::string> a = {"x"};
-  EXPECT_EQ(*cbf_->Add("s", Views(a)),
-            std::vector<bool>{true});  // auto-created
-  EXPECT_EQ(*cbf_->Add("s", Views(a)), std::vector<bool>{false});
-  EXPECT_EQ(*cbf_->Add("s", Views(a)), std::vector<bool>{false});
-  EXPECT_EQ(cbf_->Count("s", Views(a))->at(0), 3u);
-  for (int i = 0; i < 3; i++)
-    EXPECT_EQ(*cbf_->Remove("s", Views(a)), std::vector<bool>{true});
-  EXPECT_EQ(*cbf_->Exists("s", Views(a)), std::vector<bool>{false});
-  EXPECT_EQ(*cbf_->Remove("s", Views(a)), std::vector<bool>{false});
-  // 20 adds saturate the cells at 15; saturated cells are never decremented.
-  std::vector<std::string> y = {"y"};
-  for (int i = 0; i < 20; i++) ASSERT_TRUE(cbf_->Add("s", Views(y)).ok());
-  EXPECT_EQ(cbf_->Count("s", Views(y))->at(0), 15u);
-  for (int i = 0; i < 20; i++)
-    EXPECT_EQ(*cbf_->Remove("s", Views(y)), std::vector<bool>{true});
-  EXPECT_EQ(cbf_->Count("s", Views(y))->at(0), 15u);
-  // Several items at once, duplicates in order.
-  std::vector<std::string> batch = {"p", "q", "p"};
-  EXPECT_EQ(*cbf_->Add("s", Views(batch)),
-            (std::vector<bool>{true, true, false}));
-  EXPECT_EQ(cbf_->Count("s", Views(batch))->at(0), 2u);
-  EXPECT_EQ(*cbf_->Remove("s", Views(batch)),
-            (std::vector<bool>{true, true, true}));
-  EXPECT_EQ(*cbf_->Exists("s", Views(batch)),
-            (std::vector<bool>{false, false, false}));
-  absl::StatusOr<CountingBloomInfo> info = cbf_->Info("s");
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->capacity, 100u);
-  EXPECT_EQ(info->counters % 16, 0u);
-  EXPECT_EQ(info->bytes * 2, info->counters);
-  EXPECT_TRUE(absl::IsAlreadyExists(cbf_->Reserve("s", 0.01, 10)));
-  EXPECT_TRUE(absl::IsNotFound(cbf_->Remove("none", Views(a)).status()));
-  EXPECT_EQ(*cbf_->Exists("none", Views(a)), std::vector<bool>{false});
-  EXPECT_TRUE(*cbf_->Delete("s"));
-  EXPECT_EQ(*cbf_->Exists("s", Views(y)), std::vector<bool>{false});
-}
-
-TEST_F(CountingBloomTest, CommandsThroughInterpreter) {
-  RedisBloomCommands cmd(client_.get());
-  EXPECT_EQ(cmd.Execute({"CBF.RESERVE", "k", "0.01", "1000"}),
-            RedisReply::Status("OK"));
-  EXPECT_EQ(cmd.Execute({"CBF.ADD", "k", "a"}), RedisReply::Integer(1));
-  EXPECT_EQ(
-      cmd.Execute({"CBF.ADD", "k", "a", "b"}),
-      RedisReply::Array({RedisReply::Integer(0), RedisReply::Integer(1)}));
-  EXPECT_EQ(cmd.Execute({"CBF.COUNT", "k", "a"}), RedisReply::Integer(2));
-  EXPECT_EQ(cmd.Execute({"CBF.DEL", "k", "a"}), RedisReply::Integer(1));
-  EXPECT_EQ(cmd.Execute({"CBF.EXISTS", "k", "a", "b", "c"}),
-            RedisReply::Array({RedisReply::Integer(1), RedisReply::Integer(1),
-                               RedisReply::Integer(0)}));
-  EXPECT_EQ(cmd.Execute({"CBF.DEL", "nokey", "a"}),
-            RedisReply::Error("ERR not found"));
-  EXPECT_EQ(
-      cmd.Execute({"CBF.ADD", "k"}),
-      RedisReply::Error("ERR wrong number of arguments for 'cbf.add' command"));
-  EXPECT_EQ(cmd.Execute({"CBF.DROP", "k"}), RedisReply::Integer(1));
 }
 
 }  // namespace
