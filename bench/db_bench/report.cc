@@ -2,13 +2,12 @@
 
 #include "bench/db_bench/report.h"
 
-#include <sys/resource.h>
-#include <sys/time.h>
-
 #include <ctime>
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
@@ -60,16 +59,6 @@ double LoadAverage() {
   double load = -1;
   if (!(in >> load)) return -1;
   return load;
-}
-
-double ProcessCpuSeconds() {
-  struct rusage ru;
-  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
-  auto seconds = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) +
-           static_cast<double>(tv.tv_usec) * 1e-6;
-  };
-  return seconds(ru.ru_utime) + seconds(ru.ru_stime);
 }
 
 std::string FormatHeader(const BenchConfig& config,
@@ -128,6 +117,62 @@ std::string FormatHeader(const BenchConfig& config,
   return out;
 }
 
+namespace {
+
+// The measured benchmarks of the first engine (not text, not skipped), with
+// their labels: repeated names are numbered "readrandom(2)".
+std::vector<std::pair<size_t, std::string>> Rows(const EngineResults& base) {
+  std::vector<std::pair<size_t, std::string>> rows;
+  std::map<std::string, int> seen;
+  for (size_t b = 0; b < base.results.size(); b++) {
+    const BenchResult& r = base.results[b];
+    if (r.text.has_value() || r.skip_reason.has_value()) continue;
+    const int n = ++seen[r.name];
+    rows.emplace_back(b,
+                      n == 1 ? r.name : absl::StrFormat("%s(%d)", r.name, n));
+  }
+  return rows;
+}
+
+std::string EngineColumns(const std::vector<EngineResults>& all,
+                          const char* first) {
+  std::string out = absl::StrFormat("%-16s", first);
+  for (const EngineResults& e : all) out += absl::StrFormat(" %11s", e.engine);
+  return out;
+}
+
+// One row per benchmark: metric per engine, then each engine's ratio to the
+// first engine's.
+std::string MetricTable(const std::vector<EngineResults>& all,
+                        double (*metric)(const BenchResult&)) {
+  const EngineResults& base = all[0];
+  std::string out = EngineColumns(all, "benchmark");
+  for (size_t i = 1; i < all.size(); i++) {
+    out += absl::StrFormat(
+        " %16s", absl::StrFormat("%s/%s", all[i].engine, base.engine));
+  }
+  out += "\n";
+  for (const auto& [b, label] : Rows(base)) {
+    const double v0 = metric(base.results[b]);
+    out += absl::StrFormat("%-16s", label);
+    for (const EngineResults& e : all) {
+      const BenchResult& r = e.results[b];
+      out += r.skip_reason.has_value() ? absl::StrFormat(" %11s", "-")
+                                       : absl::StrFormat(" %11.3f", metric(r));
+    }
+    for (size_t i = 1; i < all.size(); i++) {
+      const BenchResult& r = all[i].results[b];
+      out += r.skip_reason.has_value() || v0 <= 0
+                 ? absl::StrFormat(" %16s", "-")
+                 : absl::StrFormat(" %15.2fx", metric(r) / v0);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatComparison(const std::vector<EngineResults>& all) {
   if (all.empty()) return "";
   const EngineResults& base = all[0];
@@ -136,56 +181,18 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
       "Comparison, micros/op (ratio = engine / %s: above 1.00 means %s is "
       "faster)\n",
       base.engine, base.engine);
-  out += absl::StrFormat("%-16s", "benchmark");
-  for (const EngineResults& e : all) out += absl::StrFormat(" %11s", e.engine);
-  for (size_t i = 1; i < all.size(); i++) {
-    out += absl::StrFormat(
-        " %16s", absl::StrFormat("%s/%s", all[i].engine, base.engine));
-  }
-  out += "\n";
+  out += MetricTable(all, [](const BenchResult& r) { return r.micros_per_op; });
 
-  std::map<std::string, int> seen;
-  std::string sizes;
-  for (size_t b = 0; b < base.results.size(); b++) {
-    const BenchResult& r0 = base.results[b];
-    if (r0.text.has_value() || r0.skip_reason.has_value()) continue;
-    const int n = ++seen[r0.name];
-    const std::string label =
-        n == 1 ? r0.name : absl::StrFormat("%s(%d)", r0.name, n);
-    out += absl::StrFormat("%-16s", label);
-    for (const EngineResults& e : all) {
-      const BenchResult& r = e.results[b];
-      out += r.skip_reason.has_value()
-                 ? absl::StrFormat(" %11s", "-")
-                 : absl::StrFormat(" %11.3f", r.micros_per_op);
-    }
-    for (size_t i = 1; i < all.size(); i++) {
-      const BenchResult& r = all[i].results[b];
-      if (r.skip_reason.has_value() || r0.micros_per_op <= 0) {
-        out += absl::StrFormat(" %16s", "-");
-      } else {
-        out += absl::StrFormat(" %15.2fx", r.micros_per_op / r0.micros_per_op);
-      }
-    }
-    out += "\n";
-    if (r0.db_bytes.has_value()) {
-      sizes += absl::StrFormat("%-16s", label);
-      for (const EngineResults& e : all) {
-        const BenchResult& r = e.results[b];
-        sizes +=
-            r.db_bytes.has_value()
-                ? absl::StrFormat(" %11.1f",
-                                  static_cast<double>(*r.db_bytes) / 1048576.0)
-                : absl::StrFormat(" %11s", "-");
-      }
-      sizes += "\n";
-    }
-  }
+  out +=
+      "\nProcess CPU micros/op (all threads, background compaction "
+      "included; less disturbed by other load on the machine)\n";
+  out += MetricTable(all,
+                     [](const BenchResult& r) { return r.cpu_micros_per_op; });
+
   out +=
       "\nWhole run per engine (CPU: all threads, background work included;"
       " load: 1-minute average at its start)\n";
-  out += absl::StrFormat("%-16s", "");
-  for (const EngineResults& e : all) out += absl::StrFormat(" %11s", e.engine);
+  out += EngineColumns(all, "");
   out += absl::StrFormat("\n%-16s", "wall seconds");
   for (const EngineResults& e : all) {
     out += absl::StrFormat(" %11.1f", e.wall_seconds);
@@ -200,14 +207,26 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
                              : absl::StrFormat(" %11.2f", e.load_before);
   }
   out += "\n";
+
+  std::string sizes;
+  for (const auto& [b, label] : Rows(base)) {
+    if (!base.results[b].db_bytes.has_value()) continue;
+    sizes += absl::StrFormat("%-16s", label);
+    for (const EngineResults& e : all) {
+      const BenchResult& r = e.results[b];
+      sizes +=
+          r.db_bytes.has_value()
+              ? absl::StrFormat(" %11.1f",
+                                static_cast<double>(*r.db_bytes) / 1048576.0)
+              : absl::StrFormat(" %11s", "-");
+    }
+    sizes += "\n";
+  }
   if (!sizes.empty()) {
     out +=
         "\nDB size after fills, MiB (apparent bytes of the db directory, "
         "logs included)\n";
-    out += absl::StrFormat("%-16s", "benchmark");
-    for (const EngineResults& e : all)
-      out += absl::StrFormat(" %11s", e.engine);
-    out += "\n" + sizes;
+    out += EngineColumns(all, "benchmark") + "\n" + sizes;
   }
   for (const EngineResults& e : all) {
     if (e.engine == "rocksdb") {

@@ -37,8 +37,6 @@ struct EngineResults {
 
 // The 1-minute load average (/proc/loadavg), negative when unknown.
 double LoadAverage();
-// CPU seconds (user + system) used so far by this process.
-double ProcessCpuSeconds();
 
 // The comparison of several engines: micros/op per benchmark (repeated
 // names numbered "readrandom(2)"), each engine's ratio to the first

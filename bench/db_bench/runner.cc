@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -177,7 +178,11 @@ absl::StatusOr<BenchResult> Runner::Run(const std::string& name) {
   std::optional<uint64_t> negatives_before;
   if (plan->count_filter)
     negatives_before = engine_->Counter("filter.negatives");
+  const double cpu_before = ProcessCpuSeconds();
   absl::Status s = RunThreads(name, *plan, &result);
+  result.cpu_micros_per_op =
+      (ProcessCpuSeconds() - cpu_before) * 1e6 /
+      static_cast<double>(std::max<int64_t>(result.ops, 1));
   if (!s.ok()) {
     return absl::Status(
         s.code(),

@@ -2,6 +2,8 @@
 
 #include "bench/db_bench/stats.h"
 
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +117,16 @@ void Stats::Merge(const Stats& other) {
 double Stats::elapsed_seconds() const {
   if (finish_ <= start_) return 0;
   return SecondsBetween(start_, finish_);
+}
+
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) +
+           static_cast<double>(tv.tv_usec) * 1e-6;
+  };
+  return seconds(ru.ru_utime) + seconds(ru.ru_stime);
 }
 
 BenchResult ResultFromStats(const std::string& name, const Stats& stats,

@@ -91,6 +91,9 @@ class Stats {
   Histogram hist_;
 };
 
+// CPU seconds (user + system, all threads) used so far by this process.
+double ProcessCpuSeconds();
+
 // The outcome of one benchmark on one engine.
 struct BenchResult {
   std::string name;
@@ -99,7 +102,11 @@ struct BenchResult {
   int64_t ops = 0;
   double micros_per_op = 0;
   double mb_per_sec = -1;  // negative: not a byte-moving benchmark
-  std::string message;     // e.g. "(632111 of 1000000 found)"
+  // Process CPU time over the benchmark (background compactions included)
+  // per operation: less sensitive than micros_per_op to other load on the
+  // machine.
+  double cpu_micros_per_op = 0;
+  std::string message;  // e.g. "(632111 of 1000000 found)"
   std::optional<Histogram> histogram;
   // Bytes of the DB directory measured after a fill benchmark.
   std::optional<uint64_t> db_bytes;
