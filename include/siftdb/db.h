@@ -99,6 +99,14 @@ class DB {
 // Removes the database at `path` and its files. OK when it does not exist.
 absl::Status DestroyDB(const std::string& path, const Options& options);
 
+// Rebuilds the database at `path` from whatever of its logs and tables is
+// still readable, when its MANIFEST or tables are damaged: the newest
+// readable version of every key survives; entries in damaged log regions
+// and table blocks are lost, and unreadable tables are moved to
+// <path>/lost/. The DB must not be open. A summary goes to
+// options.info_log when set.
+absl::Status RepairDB(const std::string& path, const Options& options);
+
 }  // namespace siftdb
 
 #endif  // SIFTDB_INCLUDE_DB_H_
