@@ -161,6 +161,7 @@ class RemoteMirrorImpl final : public RemoteMirror {
   int64_t retry_at_ms_ = 0;
   int64_t backoff_ms_ = 0;
   int64_t version_retry_at_ms_ = 0;
+  bool swept_ = false;  // orphans of earlier engines looked for
 };
 
 }  // namespace siftdb

@@ -56,6 +56,12 @@ void RemoteMirrorImpl::ThreadMain() {
       if (s.ok()) {
         backoff_ms_ = 0;
         Log("published: " + writer_->DebugString());
+        if (!swept_) {
+          // Keys an earlier engine left behind (retired, not yet deleted).
+          absl::Status sweep = writer_->SweepOrphans();
+          swept_ = sweep.ok();
+          if (!sweep.ok()) Log("sweeping orphans: " + sweep.ToString());
+        }
       } else {
         backoff_ms_ = backoff_ms_ == 0
                           ? kInitialBackoffMs

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "absl/base/const_init.h"
+#include "absl/synchronization/mutex.h"
 #include "filter/blocked_bloom.h"
 #include "filter/bloom_math.h"
 #include "filter/filter_format.h"
@@ -25,22 +28,42 @@ inline void ProbeBits(uint64_t hash, uint32_t num_blocks, int k,
   }
 }
 
+// The smallest bits per key (a multiple of 1/8, at most 100) whose blocked
+// rate at the best k is at most error_rate: a binary search (the rate falls
+// as bits per key grow), memoized because every MemTable asks again.
+double BitsPerKeyForRate(double error_rate) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* memo = new std::map<double, double>();
+  {
+    absl::MutexLock l(&mu);
+    auto it = memo->find(error_rate);
+    if (it != memo->end()) return it->second;
+  }
+  int lo = 8, hi = 800;  // eighths of a bit
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    const double bpk = mid / 8.0;
+    if (BlockedFpRate(bpk, BlockedOptimalK(bpk)) <= error_rate) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  const double bpk = lo / 8.0;
+  absl::MutexLock l(&mu);
+  if (memo->size() < 4096) (*memo)[error_rate] = bpk;
+  return bpk;
+}
+
 }  // namespace
 
 MirrorSubFilter SizeSubFilter(uint64_t capacity, double error_rate) {
   if (capacity == 0) capacity = 1;
   if (!(error_rate > 0)) error_rate = 1e-9;
-  double bpk = 1;
-  int k = 1;
-  for (; bpk <= 100; bpk += 0.125) {
-    k = BlockedOptimalK(bpk);
-    if (BlockedFpRate(bpk, k) <= error_rate) break;
-  }
-  bpk = std::min(bpk, 100.0);
-  k = BlockedOptimalK(bpk);
+  const double bpk = BitsPerKeyForRate(error_rate);
   MirrorSubFilter s;
   s.num_blocks = BlockedBloomNumBlocks(capacity, bpk);
-  s.k = k;
+  s.k = BlockedOptimalK(bpk);
   return s;
 }
 

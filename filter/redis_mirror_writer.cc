@@ -752,6 +752,41 @@ absl::Status RedisMirrorWriter::DeleteRetired(size_t max_keys) {
   return absl::OkStatus();
 }
 
+absl::Status RedisMirrorWriter::SweepOrphans() {
+  if (!trusted_) return absl::FailedPreconditionError("mirror not published");
+  std::set<std::string> known = {keys_.manifest(), keys_.lease()};
+  for (const auto& e : published_.immutables) {
+    for (std::string& k : ImmutableKeys(e.id)) known.insert(std::move(k));
+  }
+  for (const auto& e : published_.lives) {
+    for (std::string& k : LiveKeys(e)) known.insert(std::move(k));
+  }
+  const std::string pattern = keys_.prefix() + "*";
+  const int64_t due = MirrorSteadyMs() + options_.grace_ms;
+  std::string cursor = "0";
+  for (int round = 0; round < 100000; round++) {
+    absl::StatusOr<std::vector<RedisReply>> r = conn_->Pipeline(
+        {RedisArgs{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}},
+        keys_.prefix());
+    if (!r.ok()) return r.status();
+    const RedisReply& reply = (*r)[0];
+    if (!reply.is_array() || reply.elements().size() != 2 ||
+        !reply.elements()[1].is_array()) {
+      return absl::InternalError(absl::StrFormat(
+          "redis %s: SCAN: unexpected reply %s",
+          conn_->Describe(keys_.prefix()), reply.DebugString()));
+    }
+    for (const RedisReply& k : reply.elements()[1].elements()) {
+      if (!known.contains(k.str()) && !retired_.contains(k.str())) {
+        retired_[k.str()] = due;
+      }
+    }
+    cursor = reply.elements()[0].str();
+    if (cursor == "0") break;
+  }
+  return absl::OkStatus();
+}
+
 std::string RedisMirrorWriter::DebugString() const {
   const int64_t now = MirrorSteadyMs();
   return absl::StrFormat(

@@ -137,6 +137,12 @@ class RedisMirrorWriter {
   // not listed; at most max_keys keys. Trusted only.
   absl::Status DeleteRetired(size_t max_keys = 1000);
 
+  // Finds keys under this mirror's prefix that no manifest lists (left by
+  // an engine that stopped before their grace period ended) with SCAN
+  // MATCH (in a cluster, on the node that owns the mirror's slot) and
+  // retires them. Trusted only; meant for once after startup.
+  absl::Status SweepOrphans();
+
   bool trusted() const { return trusted_; }
   // Steady ms by which the lease has certainly lapsed (0: never sent one).
   int64_t lease_bound_ms() const { return lease_bound_ms_; }
