@@ -1,0 +1,321 @@
+// Copyright (c) siftdb authors.
+//
+// The mirror's formats and local pieces: cluster key slots (checked against
+// a real redis-server's CLUSTER KEYSLOT), redirects, key names, the
+// manifest codec (round trips and refusals), and the growing MemTable
+// filter (no false negatives at any size, sub-filters larger and tighter,
+// deltas that reproduce the bytes).
+
+#include <random>
+#include <set>
+
+#include "absl/strings/escaping.h"
+#include "filter/filter_hash.h"
+#include "filter/redis_cluster_client.h"
+#include "filter/redis_mirror_format.h"
+#include "filter/redis_mirror_live_filter.h"
+#include "gtest/gtest.h"
+#include "tests/mirror/mirror_test_util.h"
+
+namespace siftdb::test {
+namespace {
+
+TEST(MirrorFormatTest, Crc16AndKeySlot) {
+  EXPECT_EQ(RedisCrc16("123456789"), 0x31c3);  // XMODEM check value
+  EXPECT_EQ(RedisCrc16(""), 0);
+  // Hash tags: only the part inside the first {...} counts, when non-empty.
+  EXPECT_EQ(RedisKeySlot("{user1000}.following"), RedisKeySlot("user1000"));
+  EXPECT_EQ(RedisKeySlot("siftdb:{orders}:manifest"),
+            RedisKeySlot("siftdb:{orders}:sst:12"));
+  EXPECT_EQ(RedisKeySlot("foo{}{bar}"), RedisKeySlot("foo{}{bar}"));
+  EXPECT_NE(RedisKeySlot("foo{}{bar}"), RedisKeySlot("bar"));
+  EXPECT_EQ(RedisKeySlot("foo{{bar}}zap"), RedisKeySlot("{bar"));
+  EXPECT_EQ(RedisKeySlot("foo{bar}{zap}"), RedisKeySlot("bar"));
+}
+
+TEST(MirrorFormatTest, KeySlotMatchesRedis) {
+  SIFTDB_REQUIRE_REDIS();
+  RedisServerOptions o;
+  o.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file",
+                  "nodes.conf"};
+  auto server = RedisServer::Start(o);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::mt19937 rng(7);
+  std::vector<std::string> keys = {"",         "a",         "foo",
+                                   "{",        "}",         "{}",
+                                   "x{}y",     "{a}{b}",    "siftdb:{db}:lease",
+                                   "\xff\x00", "{\xfe}tail"};
+  for (int i = 0; i < 200; i++) {
+    std::string k(rng() % 24, '\0');
+    for (char& c : k) c = "ab{}xyz\x01\xff"[rng() % 9];
+    keys.push_back(k);
+  }
+  for (const std::string& k : keys) {
+    auto r = (*server)->Call({"CLUSTER", "KEYSLOT", k});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(*r, std::to_string(RedisKeySlot(k)))
+        << "key \"" << absl::CHexEscape(k) << "\"";
+  }
+}
+
+TEST(MirrorFormatTest, ParseRedirect) {
+  RedisRedirect r;
+  ASSERT_TRUE(ParseRedisRedirect("MOVED 3999 127.0.0.1:6381", &r));
+  EXPECT_FALSE(r.ask);
+  EXPECT_EQ(r.slot, 3999);
+  EXPECT_EQ(r.endpoint, "127.0.0.1:6381");
+  ASSERT_TRUE(ParseRedisRedirect("ASK 12 [::1]:7000", &r));
+  EXPECT_TRUE(r.ask);
+  EXPECT_EQ(r.endpoint, "[::1]:7000");
+  ASSERT_TRUE(ParseRedisRedirect("MOVED 1 :7001", &r));  // same host
+  EXPECT_EQ(r.endpoint, ":7001");
+  for (const char* bad :
+       {"MOVED", "MOVED 99999 h:1", "MOVED x h:1", "ASK 1", "ERR MOVED 1 h:1",
+        "MOVED 1 h:1 extra", "WRONGTYPE Operation"}) {
+    EXPECT_FALSE(ParseRedisRedirect(bad, &r)) << bad;
+  }
+}
+
+TEST(MirrorFormatTest, KeyNamesShareTheHashTag) {
+  MirrorKeys k("orders");
+  EXPECT_EQ(k.prefix(), "siftdb:{orders}:");
+  EXPECT_EQ(k.manifest(), "siftdb:{orders}:manifest");
+  EXPECT_EQ(k.lease(), "siftdb:{orders}:lease");
+  EXPECT_EQ(k.immutable(42), "siftdb:{orders}:sst:42");
+  EXPECT_EQ(k.immutable_meta(42), "siftdb:{orders}:sst:42:meta");
+  EXPECT_EQ(k.live(7, 2), "siftdb:{orders}:mem:7:2");
+  EXPECT_EQ(k.live_meta(7), "siftdb:{orders}:mem:7:meta");
+  const int slot = RedisKeySlot(k.manifest());
+  for (const std::string& key : {k.lease(), k.immutable(1), k.live(3, 0),
+                                 k.live_meta(3), k.immutable_meta(9)}) {
+    EXPECT_EQ(RedisKeySlot(key), slot) << key;
+  }
+  EXPECT_TRUE(ValidateMirrorName("orders-2024.v1_x").ok());
+  for (const char* bad : {"", "a{b", "a}b", "a b", "a:b", "caf\xc3\xa9"}) {
+    absl::Status s = ValidateMirrorName(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << bad;
+    EXPECT_NE(s.message().find("remote_filter.name"), absl::string_view::npos);
+  }
+  EXPECT_FALSE(ValidateMirrorName(std::string(129, 'a')).ok());
+}
+
+MirrorManifest SampleManifest() {
+  MirrorManifest m;
+  m.generation = "00112233aabbccdd";
+  m.version = 17;
+  m.mode = "async";
+  m.comparator = "siftdb.BytewiseComparator";
+  m.lease_ttl_ms = 10000;
+  m.grace_ms = 5000;
+  m.complete_seq = 123456;
+  m.complete_ms = 1700000000123;
+  MirrorImmutableEntry a;
+  a.id = 5;
+  a.level = 0;
+  a.size = 1032;
+  a.crc32c = 0xdeadbeef;
+  a.policy = "siftdb.BlockedBloom";
+  a.smallest = std::string("\x00k\xff", 3);
+  a.largest = "zz";
+  MirrorImmutableEntry b = a;
+  b.id = 9;
+  b.level = 3;
+  b.smallest = "";  // the empty user key
+  b.largest = "";
+  b.size = 0;
+  b.crc32c = 0;
+  b.policy = "my policy with spaces";  // not a token: published as "?"
+  m.immutables = {a, b};
+  MirrorLiveEntry l;
+  l.id = 12;
+  l.subfilters = {{100, 7}, {400, 8}};
+  m.lives = {l};
+  return m;
+}
+
+TEST(MirrorFormatTest, ManifestRoundTrip) {
+  MirrorManifest m = SampleManifest();
+  auto decoded = DecodeManifest(EncodeManifest(m));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  m.immutables[1].policy = "?";
+  EXPECT_EQ(decoded->generation, m.generation);
+  EXPECT_EQ(decoded->version, m.version);
+  EXPECT_EQ(decoded->mode, m.mode);
+  EXPECT_EQ(decoded->comparator, m.comparator);
+  EXPECT_EQ(decoded->complete_seq, m.complete_seq);
+  EXPECT_EQ(decoded->complete_ms, m.complete_ms);
+  EXPECT_EQ(decoded->lease_ttl_ms, m.lease_ttl_ms);
+  EXPECT_EQ(decoded->grace_ms, m.grace_ms);
+  EXPECT_EQ(decoded->immutables, m.immutables);
+  EXPECT_EQ(decoded->lives, m.lives);
+  MirrorKeys keys("x");
+  EXPECT_EQ(decoded->FilterKeys(keys),
+            (std::vector<std::string>{keys.immutable(5), keys.live(12, 0),
+                                      keys.live(12, 1)}));
+  // Unknown fields (a later format's additions, the writes counter) are
+  // skipped.
+  auto fields = EncodeManifest(m);
+  fields.emplace_back("writes", "99");
+  fields.emplace_back("future_field", "whatever");
+  EXPECT_TRUE(DecodeManifest(fields).ok());
+}
+
+TEST(MirrorFormatTest, ManifestRefusesWhatItDoesNotUnderstand) {
+  EXPECT_TRUE(absl::IsNotFound(DecodeManifest({}).status()));
+  const auto good = EncodeManifest(SampleManifest());
+  auto with = [&](const std::string& field, const std::string& value) {
+    auto f = good;
+    bool replaced = false;
+    for (auto& [k, v] : f) {
+      if (k == field) {
+        v = value;
+        replaced = true;
+      }
+    }
+    if (!replaced) f.emplace_back(field, value);
+    return DecodeManifest(f).status();
+  };
+  auto without = [&](const std::string& field) {
+    auto f = good;
+    std::erase_if(f, [&](const auto& p) { return p.first == field; });
+    return DecodeManifest(f).status();
+  };
+  for (const char* f : {"format", "generation", "version"}) {
+    absl::Status s = without(f);
+    EXPECT_TRUE(absl::IsDataLoss(s)) << f << ": " << s;
+    EXPECT_NE(s.message().find(f), absl::string_view::npos) << s;
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"format", "2"},
+      {"format", "one"},
+      {"version", "-1"},
+      {"version", "12x"},
+      {"complete_seq", ""},
+      {"sst:5", "0 1032 deadbeef siftdb.BlockedBloom 00"},  // too few fields
+      {"sst:5", "0 1032 deadbeeg siftdb.BlockedBloom 00 7a"},
+      {"sst:5", "0 1032 deadbeef siftdb.BlockedBloom 0 7a"},  // odd hex
+      {"sst:5", "-1 1032 deadbeef siftdb.BlockedBloom 00 7a"},
+      {"sst:x", "0 1032 deadbeef siftdb.BlockedBloom 00 7a"},
+      {"mem:12", ""},
+      {"mem:12", "100:7 400"},
+      {"mem:12", "0:7"},
+      {"mem:12", "100:31"},
+      {"mem:12", "100:0"},
+  };
+  for (const auto& [field, value] : bad) {
+    absl::Status s = with(field, value);
+    EXPECT_TRUE(absl::IsDataLoss(s)) << field << "=" << value << ": " << s;
+  }
+}
+
+TEST(MirrorFormatTest, SubFilterBytes) {
+  MirrorSubFilter s{3, 7};
+  std::string e = EmptySubFilter(s);
+  EXPECT_EQ(e.size(), 3 * 64 + 8u);
+  EXPECT_EQ(e.size(), s.bytes());
+  EXPECT_EQ(e.substr(e.size() - 8), SubFilterTrailer(s));
+  EXPECT_EQ(SubFilterTrailer(s),
+            std::string("\x03\x00\x00\x00\x07\x01\x42\x53", 8));
+  FilterBytesInfo info = DescribeFilterBytes(e, 10);
+  EXPECT_TRUE(info.valid);
+  EXPECT_EQ(info.kind, 'B');
+  EXPECT_EQ(info.bitmap_bits, 3 * 512u);
+  EXPECT_EQ(info.k, 7);
+  EXPECT_FALSE(DescribeFilterBytes("garbage!", 10).valid);
+  EXPECT_FALSE(DescribeFilterBytes("", 10).valid);
+}
+
+TEST(MirrorLiveFilterTest, SizingIsMonotonic) {
+  MirrorSubFilter prev = SizeSubFilter(10000, 0.02);
+  for (double p : {0.01, 0.005, 0.001, 0.0001}) {
+    MirrorSubFilter s = SizeSubFilter(10000, p);
+    EXPECT_GE(s.num_blocks, prev.num_blocks) << p;
+    EXPECT_GE(s.k, prev.k) << p;
+    prev = s;
+  }
+  EXPECT_GE(SizeSubFilter(0, 0.01).num_blocks, 1u);
+  EXPECT_GE(SizeSubFilter(100, 0).num_blocks, 1u);  // never crashes
+}
+
+// Keys are never lost, at any size, and the chain grows with larger and
+// tighter sub-filters.
+TEST(MirrorLiveFilterTest, NoFalseNegativesAndGrowth) {
+  for (uint64_t n :
+       {1ull, 10ull, 999ull, 1000ull, 1001ull, 25000ull, 200000ull}) {
+    LiveFilterOptions o;
+    o.initial_capacity = 1000;
+    o.error_rate = 0.01;
+    LiveFilter f(o);
+    std::vector<uint64_t> hashes;
+    for (uint64_t i = 0; i < n; i++) {
+      hashes.push_back(FilterKeyHash(TestKey(static_cast<int>(i))));
+    }
+    // In pieces, as write groups come.
+    for (size_t i = 0; i < hashes.size(); i += 777) {
+      f.Add(hashes.data() + i, std::min<size_t>(777, hashes.size() - i),
+            nullptr);
+    }
+    for (uint64_t h : hashes) ASSERT_TRUE(f.HashMayMatch(h)) << n;
+    for (int i = 1; i < f.num_subfilters(); i++) {
+      EXPECT_GT(f.capacity(i), f.capacity(i - 1));
+      EXPECT_LT(f.error_rate(i), f.error_rate(i - 1));
+      EXPECT_GT(f.subfilter(i).num_blocks, f.subfilter(i - 1).num_blocks);
+      EXPECT_EQ(f.inserted(i - 1), f.capacity(i - 1));  // full before growing
+    }
+    EXPECT_LE(f.total_inserted(), n);
+    EXPECT_GE(f.total_inserted(), n * 95 / 100);  // few FP-suppressed adds
+    // The chain stays below its error rate (with slack for chance).
+    int fp = 0;
+    const int probes = 20000;
+    for (int i = 0; i < probes; i++) {
+      fp += f.HashMayMatch(FilterKeyHash(AbsentKey(i))) ? 1 : 0;
+    }
+    EXPECT_LT(fp, probes * 0.02) << n;
+    // The entry describes the sub-filters exactly.
+    MirrorLiveEntry e = f.Entry(77);
+    ASSERT_EQ(e.subfilters.size(), static_cast<size_t>(f.num_subfilters()));
+    for (int i = 0; i < f.num_subfilters(); i++) {
+      EXPECT_EQ(f.bytes(i).size(), e.subfilters[i].bytes());
+      EXPECT_EQ(f.bytes(i).substr(f.bytes(i).size() - 8),
+                SubFilterTrailer(e.subfilters[i]));
+    }
+  }
+}
+
+// Replaying deltas onto a copy of the bytes (as Redis sees them)
+// reproduces the local bytes exactly.
+TEST(MirrorLiveFilterTest, DeltasReproduceTheBytes) {
+  LiveFilterOptions o;
+  o.initial_capacity = 500;
+  LiveFilter f(o);
+  LiveFilter::Delta d;  // a new filter: everything is "new"
+  std::vector<std::string> remote;
+  std::mt19937_64 rng(3);
+  int key = 0;
+  for (int round = 0; round < 30; round++) {
+    std::vector<uint64_t> hashes;
+    const int n = static_cast<int>(rng() % 300);
+    for (int i = 0; i < n; i++) hashes.push_back(FilterKeyHash(TestKey(key++)));
+    f.Add(hashes.data(), hashes.size(), &d);
+    // "Send": new sub-filters whole, bits for the others.
+    for (int i = 0; i < f.num_subfilters(); i++) {
+      if (static_cast<size_t>(i) >= d.first_new) {
+        if (remote.size() <= static_cast<size_t>(i)) remote.resize(i + 1);
+        remote[i] = f.bytes(i);
+      } else {
+        for (uint64_t bit : d.bits[i]) {
+          remote[i][bit >> 3] |= static_cast<char>(0x80 >> (bit & 7));
+        }
+      }
+    }
+    d.Reset(f);
+    ASSERT_EQ(remote.size(), static_cast<size_t>(f.num_subfilters()));
+    for (int i = 0; i < f.num_subfilters(); i++) {
+      ASSERT_EQ(remote[i], f.bytes(i)) << "round " << round << " sub " << i;
+    }
+  }
+  EXPECT_GT(f.num_subfilters(), 2);
+}
+
+}  // namespace
+}  // namespace siftdb::test
