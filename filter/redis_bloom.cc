@@ -123,6 +123,14 @@ absl::StatusOr<const RedisBloom::Layout*> RedisBloom::Fetch(
   }
   auto layout = std::make_unique<Layout>();
   redis_bloom::FieldReader r(fields, meta);
+  // A meta hash of a layout this code does not know must not be misread:
+  // refuse it rather than answer "absent" for items it may hold.
+  const std::string format = r.String("format");
+  if (r.ok() && format != "1") {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: meta hash %s has format \"%s\"; this siftdb reads format 1",
+        BloomName(name), meta, format));
+  }
   layout->id = r.String("id");
   layout->version = static_cast<int64_t>(r.Uint("version"));
   layout->options = static_cast<uint32_t>(r.Uint("options"));
@@ -130,7 +138,7 @@ absl::StatusOr<const RedisBloom::Layout*> RedisBloom::Fetch(
   layout->error_rate = r.Double("error_rate");
   layout->items = r.Uint("inserted_count");
   uint64_t filters = r.Uint("filters");
-  if (r.ok() && (filters == 0 || filters > 4096)) {
+  if (r.ok() && (filters == 0 || filters > redis_bloom::kMaxLinks)) {
     r.Fail(absl::StrFormat("filters = %d", filters));
   }
   for (uint64_t i = 0; r.ok() && i < filters; i++) {

@@ -65,6 +65,10 @@ absl::StatusOr<ChainHeader> DecodeHeader(std::string_view data) {
   h.options = DecodeFixed32(p + 12);
   h.growth = DecodeFixed32(p + 16);
   if (nfilters == 0) return Bad("no sub-filters");
+  if (nfilters > kMaxLinks) {
+    return Bad(
+        absl::StrFormat("%d sub-filters, more than %d", nfilters, kMaxLinks));
+  }
   if ((data.size() - kHeaderFixedBytes) % kHeaderLinkBytes != 0 ||
       (data.size() - kHeaderFixedBytes) / kHeaderLinkBytes != nfilters) {
     return Bad(absl::StrFormat("%d bytes do not hold %d sub-filters",

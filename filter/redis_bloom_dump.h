@@ -35,6 +35,8 @@ namespace siftdb::redis_bloom {
 inline constexpr uint64_t kMaxDumpChunkBytes = uint64_t{16} << 20;
 inline constexpr size_t kHeaderFixedBytes = 20;
 inline constexpr size_t kHeaderLinkBytes = 53;
+// More sub-filters than any real chain has (each halves the error rate).
+inline constexpr uint32_t kMaxLinks = 4096;
 
 struct ChainLink {
   LinkSpec spec;

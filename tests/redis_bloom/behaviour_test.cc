@@ -329,6 +329,21 @@ TEST_F(RedisBloomTest, BadInputsGetClearStatusesBeforeRedisIsTouched) {
   EXPECT_FALSE(*bloom_->Exists("we{ird}", binary));
 }
 
+TEST_F(RedisBloomTest, UnknownMetaFormatIsRefusedNotReadAsEmpty) {
+  ASSERT_TRUE(*bloom_->Add("future", "a"));
+  ASSERT_EQ(
+      *server_->Call({"HSET", RedisBloom::MetaKey("future"), "format", "2"}),
+      "0");
+  RedisBloom fresh(client_.get());
+  absl::StatusOr<bool> r = fresh.Exists("future", "a");
+  EXPECT_TRUE(absl::IsUnimplemented(r.status())) << r.status();
+  EXPECT_TRUE(absl::IsUnimplemented(fresh.Add("future", "b").status()));
+  // A damaged meta hash is reported, not read as an empty filter.
+  ASSERT_EQ(*server_->Call({"HDEL", RedisBloom::MetaKey("future"), "format"}),
+            "1");
+  EXPECT_TRUE(absl::IsDataLoss(fresh.Exists("future", "a").status()));
+}
+
 TEST_F(RedisBloomTest, ScriptCacheFlushIsRecoveredByReloading) {
   ASSERT_TRUE(*bloom_->Add("s", "a"));
   ASSERT_EQ(*server_->Call({"SCRIPT", "FLUSH"}), "OK");
