@@ -184,6 +184,7 @@ class RemoteFilterImpl final : public RemoteFilter {
     s.cached_filters = cache_.size();
     s.cached_bytes = cache_.bytes();
     s.cache_evictions = cache_.evictions();
+    s.redirects = static_cast<uint64_t>(conn_->redirects());
     return s;
   }
 

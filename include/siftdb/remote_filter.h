@@ -82,6 +82,7 @@ struct RemoteFilterStats {
   uint64_t keys = 0;
   uint64_t batches = 0;
   uint64_t round_trips = 0;
+  uint64_t redirects = 0;  // Redis Cluster -MOVED / -ASK followed
   uint64_t manifest_fetches = 0;
   uint64_t filter_fetches = 0;  // table filters fetched
   uint64_t filter_fetch_bytes = 0;
