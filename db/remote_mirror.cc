@@ -110,6 +110,11 @@ RemoteMirrorImpl::RemoteMirrorImpl(const Options& options,
       table_cache_(table_cache),
       live_options_(live_options),
       lease_ttl_ms_(options.remote_filter.lease_ttl_ms),
+      batch_delay_ms_(
+          options.remote_filter.mode == RemoteFilterOptions::Mode::kAsync
+              ? std::clamp<int64_t>(options.remote_filter.async_max_lag_ms / 10,
+                                    0, 2)
+              : 0),
       writer_(std::make_unique<RedisMirrorWriter>(std::move(writer_options))) {
   // A previous process of this DB may hold a lease over a manifest that
   // lacks our writes: until our own lease is taken, it may live this long.
@@ -130,7 +135,12 @@ RemoteMirrorImpl::~RemoteMirrorImpl() {
 void RemoteMirrorImpl::Enqueue(Event e) {
   e.enqueue_ms = MirrorSteadyMs();
   queue_.push_back(std::move(e));
-  work_cv_.Signal();
+  // A busy mirror thread looks at the queue before it sleeps again; only an
+  // idle one needs waking (a futex call per write group otherwise).
+  if (mirror_idle_) {
+    mirror_idle_ = false;
+    work_cv_.Signal();
+  }
 }
 
 void RemoteMirrorImpl::RaiseLeaseBound(int64_t bound_ms) {
@@ -163,8 +173,10 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
   // A group DBImpl built is well-formed; if not, what was collected goes.
   group.Iterate(&collector).IgnoreError();
 
+  const bool has_keys = !e.hashes.empty();
   absl::MutexLock l(&mu_);
   Enqueue(std::move(e));
+  groups_++;
   enqueued_seq_ = std::max(enqueued_seq_, last_sequence);
   const int64_t max_lag = options_.remote_filter.async_max_lag_ms;
   bool cut = false;
@@ -176,7 +188,8 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
     }
     int64_t wait_ms;
     if (mode_ == RemoteFilterOptions::Mode::kSync) {
-      if (applied_seq_ >= last_sequence) break;
+      // A group of deletions only has nothing to wait for.
+      if (applied_seq_ >= last_sequence || !has_keys) break;
       wait_ms = lease_bound_ms_ - now;
     } else {
       // Async: wait only while the oldest unapplied group is too old.
@@ -217,11 +230,11 @@ std::string RemoteMirrorImpl::DebugString() {
   absl::MutexLock l(&mu_);
   const int64_t now = MirrorSteadyMs();
   return absl::StrFormat(
-      "mode=%s state=%s applied_seq=%d enqueued_seq=%d queued=%d "
+      "mode=%s state=%s applied_seq=%d enqueued_seq=%d groups=%d queued=%d "
       "republishes=%d failures=%d sync_waits_cut_by_lease=%d "
       "lease_bound_in_ms=%d %s last_error=%s",
       mode_ == RemoteFilterOptions::Mode::kSync ? "sync" : "async",
-      trusted_ ? "trusted" : "untrusted", applied_seq_, enqueued_seq_,
+      trusted_ ? "trusted" : "untrusted", applied_seq_, enqueued_seq_, groups_,
       queue_.size(), republishes_, failures_, waits_lapsed_,
       std::max<int64_t>(0, lease_bound_ms_ - now), writer_state_,
       last_error_.ok() ? std::string("none") : last_error_.ToString());

@@ -126,12 +126,17 @@ class RemoteMirrorImpl final : public RemoteMirror {
   TableCache* const table_cache_;
   const LiveFilterOptions live_options_;
   const int64_t lease_ttl_ms_;
+  // Async mode: how long the mirror thread lets groups gather before a
+  // pipeline (a small part of async_max_lag_ms).
+  const int64_t batch_delay_ms_;
 
   absl::Mutex mu_;
   absl::CondVar work_cv_;  // the mirror thread waits here
   absl::CondVar done_cv_;  // writers wait here
   std::deque<Event> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // The mirror thread sleeps with nothing to do: an event must wake it.
+  bool mirror_idle_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   // Every write with sequence <= applied_seq_ is in Redis.
   SequenceNumber applied_seq_ ABSL_GUARDED_BY(mu_) = 0;
@@ -142,10 +147,12 @@ class RemoteMirrorImpl final : public RemoteMirror {
   int64_t inflight_oldest_ms_ ABSL_GUARDED_BY(mu_) = 0;
   bool trusted_ ABSL_GUARDED_BY(mu_) = false;
   std::string writer_state_ ABSL_GUARDED_BY(mu_);
+  int64_t writer_state_ms_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   int64_t republishes_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t waits_lapsed_ ABSL_GUARDED_BY(mu_) = 0;  // sync waits cut by lease
+  int64_t groups_ ABSL_GUARDED_BY(mu_) = 0;        // write groups queued
   std::thread thread_;
 
   // --- Mirror thread only ---
@@ -162,6 +169,9 @@ class RemoteMirrorImpl final : public RemoteMirror {
   int64_t backoff_ms_ = 0;
   int64_t version_retry_at_ms_ = 0;
   bool swept_ = false;  // orphans of earlier engines looked for
+  // The listing (tables, live filters and their sub-filters) changed since
+  // the last successful Flush.
+  bool listing_dirty_ = true;
 };
 
 }  // namespace siftdb

@@ -33,20 +33,31 @@ void RemoteMirrorImpl::ThreadMain() {
       while (!stop_) {
         const int64_t now = MirrorSteadyMs();
         int64_t wake;
+        bool idle = false;
         if (!writer_->trusted()) {
           if (now >= retry_at_ms_) break;
-          wake = retry_at_ms_;
+          wake = retry_at_ms_;  // events need not wake us: they wait
         } else {
-          if (!queue_.empty()) break;
           wake =
               std::min(writer_->renewal_due_ms(), writer_->next_deletion_ms());
           if (pending_version_.has_value()) {
             wake = std::min(wake, version_retry_at_ms_);
           }
+          if (!queue_.empty()) {
+            // Async: let groups gather a little, so one pipeline carries
+            // many (fewer round trips and wake-ups per key).
+            const int64_t ready = queue_.front().enqueue_ms + batch_delay_ms_;
+            if (now >= ready) break;
+            wake = std::min(wake, ready);
+          } else {
+            idle = true;
+          }
           if (now >= wake) break;
         }
+        mirror_idle_ = idle;
         work_cv_.WaitWithTimeout(
             &mu_, absl::Milliseconds(std::clamp<int64_t>(wake - now, 1, 1000)));
+        mirror_idle_ = false;
       }
       if (stop_) return;
     }
@@ -185,6 +196,7 @@ bool RemoteMirrorImpl::StagePendingVersion() {
     deltas_.erase(id);
   }
   pending_version_.reset();
+  listing_dirty_ = true;
   std::set<uint64_t> live_tables;
   for (const MirrorTable& t : tables_) live_tables.insert(t.number);
   for (auto it = table_info_.begin(); it != table_info_.end();) {
@@ -199,8 +211,13 @@ void RemoteMirrorImpl::SetApplied(SequenceNumber seq, bool failed,
   absl::MutexLock l(&mu_);
   if (!failed) applied_seq_ = std::max(applied_seq_, seq);
   lease_bound_ms_ = std::max(lease_bound_ms_, writer_->lease_bound_ms());
+  const int64_t now = MirrorSteadyMs();
+  if (failed || trusted_ != writer_->trusted() ||
+      now - writer_state_ms_ >= 100) {
+    writer_state_ = writer_->DebugString();
+    writer_state_ms_ = now;
+  }
   trusted_ = writer_->trusted();
-  writer_state_ = writer_->DebugString();
   if (failed) {
     last_error_ = why;
     failures_++;
@@ -231,18 +248,23 @@ void RemoteMirrorImpl::RunTrusted() {
   for (auto& [id, delta] : deltas_) {
     auto it = lives_.find(id);
     if (it == lives_.end()) continue;
-    if (delta.first_new < static_cast<size_t>(it->second->num_subfilters()) ||
-        delta.num_bits() > 0) {
+    const bool grew =
+        delta.first_new < static_cast<size_t>(it->second->num_subfilters());
+    if (grew) listing_dirty_ = true;
+    if (grew || delta.num_bits() > 0) {
       writer_->StageLive(id, *it->second, delta);
     }
   }
-  absl::StatusOr<std::vector<MirrorImmutableEntry>> entries =
-      EntriesFor(tables_);
-  if (entries.ok()) {
-    writer_->StageListing(std::move(*entries), LiveListing());
-  } else {
-    // Only possible for a table whose facts were dropped; keep the listing.
-    Log("listing: " + entries.status().ToString());
+  if (listing_dirty_) {
+    absl::StatusOr<std::vector<MirrorImmutableEntry>> entries =
+        EntriesFor(tables_);
+    if (entries.ok()) {
+      writer_->StageListing(std::move(*entries), LiveListing());
+    } else {
+      // Only possible for a table whose facts were dropped; keep the
+      // listing.
+      Log("listing: " + entries.status().ToString());
+    }
   }
   if (local_seq_ > writer_->published().complete_seq) {
     writer_->StageWatermark(local_seq_, batch_unix_ms_);
@@ -252,6 +274,7 @@ void RemoteMirrorImpl::RunTrusted() {
   RaiseLeaseBound(base + lease_ttl_ms_);
   absl::Status s = writer_->Flush(renew, base);
   if (s.ok()) {
+    listing_dirty_ = false;
     for (auto& [id, delta] : deltas_) {
       auto it = lives_.find(id);
       if (it != lives_.end()) delta.Reset(*it->second);
@@ -335,6 +358,7 @@ absl::Status RemoteMirrorImpl::Republish() {
   std::vector<RedisMirrorWriter::LiveRef> refs;
   for (const auto& [id, live] : lives_) refs.push_back({id, live.get()});
   s = writer_->FinishRepublish(refs, local_seq_, batch_unix_ms_, base);
+  listing_dirty_ = true;  // deferred versions and new sub-filters follow
   if (s.ok()) {
     for (auto& [id, live] : lives_) deltas_[id].Reset(*live);
   }

@@ -1,0 +1,374 @@
+// Copyright (c) siftdb authors.
+//
+// remote_filter_bench: what the Redis mirror of the filters costs writers,
+// and how fast remote readers pre-check keys, against a local redis-server
+// that this program starts itself (or --redis=HOST:PORT).
+//
+//   remote_filter_bench [--redis=HOST:PORT] [--num=200000]
+//                       [--probe_keys=1000000] [--batch=10000]
+//
+// 1. fillrandom (one Put of a 16-byte key and a 100-byte value per write,
+//    keys in random order) with the mirror off, async and sync, with 1 and
+//    8 writer threads, beside fillsync (an fdatasync per write, mirror
+//    off): ops/s, micros per op per thread, and for the mirror the Redis
+//    round trips per write group. A Redis round trip (PING) is measured
+//    for scale.
+// 2. Remote pre-checks from one connection (RemoteFilter) over a DB of
+//    --probe_keys keys: absent keys (the common case for a pre-check) and
+//    present keys, in batches of --batch, with the table filters cached
+//    ("warm") and after ClearCache ("cold": the batch also fetches every
+//    table filter it needs), with round trips per batch.
+//
+// Custom main (not Google Benchmark's runner): each figure is one timed run
+// of a whole workload, printed as a table.
+
+#include <fcntl.h>
+#include <hiredis.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "db/db_impl.h"
+#include "filter/redis_client.h"
+#include "siftdb/db.h"
+#include "siftdb/options.h"
+#include "siftdb/remote_filter.h"
+#include "siftdb/write_batch.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Mode = siftdb::RemoteFilterOptions::Mode;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// A redis-server child on a free port (bind to port 0 first), killed at
+// exit.
+class LocalRedis {
+ public:
+  bool Start() {
+    char tmpl[] = "/tmp/siftdb-rfbench-redis-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return false;
+    dir_ = tmpl;
+    for (int attempt = 0; attempt < 5; attempt++) {
+      port_ = 21000 + static_cast<int>((getpid() * 13 + attempt * 101) % 20000);
+      pid_ = fork();
+      if (pid_ == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int null_fd = open("/dev/null", O_RDWR);
+        dup2(null_fd, 0);
+        dup2(null_fd, 1);
+        dup2(null_fd, 2);
+        std::string port = absl::StrCat(port_);
+        execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind",
+               "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
+               dir_.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      for (int i = 0; i < 200; i++) {
+        usleep(20000);
+        int status;
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          break;
+        }
+        timeval tv{0, 200000};
+        redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
+        bool up = c != nullptr && c->err == 0;
+        if (c != nullptr) redisFree(c);
+        if (up) return true;
+      }
+    }
+    return false;
+  }
+  ~LocalRedis() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  std::string endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
+
+ private:
+  std::string dir_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+std::string g_endpoint;
+int g_num = 200000;
+int g_probe_keys = 1000000;
+size_t g_batch = 10000;
+int g_run = 0;
+
+std::string Key(uint64_t i) { return absl::StrFormat("%016d", i); }
+
+siftdb::Options DbOptions(Mode mode, const std::string& name) {
+  siftdb::Options o;
+  o.create_if_missing = true;
+  if (mode != Mode::kOff) {
+    o.remote_filter.mode = mode;
+    o.remote_filter.endpoints = {g_endpoint};
+    o.remote_filter.name = name;
+  }
+  return o;
+}
+
+std::string FreshDir() {
+  std::string dir =
+      absl::StrFormat("/tmp/siftdb-rfbench-db-%d-%d", getpid(), g_run++);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+std::string Property(siftdb::DB* db, const char* name) {
+  std::string v;
+  db->GetProperty(name, &v);
+  return v;
+}
+
+long long Field(const std::string& text, const std::string& name) {
+  size_t p = text.find(name + "=");
+  if (p == std::string::npos) return -1;
+  return std::atoll(text.c_str() + p + name.size() + 1);
+}
+
+// One fillrandom (or fillsync) run; prints a row.
+void Fill(const char* label, Mode mode, int threads, bool sync, int num) {
+  const std::string dir = FreshDir();
+  const std::string name = absl::StrFormat("bench%d", g_run);
+  auto db = siftdb::DB::Open(DbOptions(mode, name), dir);
+  if (!db.ok()) {
+    std::fprintf(stderr, "open: %s\n", db.status().ToString().c_str());
+    std::exit(1);
+  }
+  // Let the mirror publish before timing.
+  if (mode != Mode::kOff) {
+    for (int i = 0; i < 500; i++) {
+      if (Property(db->get(), "siftdb.remote-filter").find("state=trusted") !=
+          std::string::npos) {
+        break;
+      }
+      usleep(10000);
+    }
+  }
+  const int per_thread = num / threads;
+  const std::string value(100, 'v');
+  siftdb::WriteOptions wo;
+  wo.sync = sync;
+  std::atomic<bool> failed{false};
+  const auto start = Clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; t++) {
+    workers.emplace_back([&, t] {
+      std::mt19937_64 rng(1000 + t);
+      for (int i = 0; i < per_thread; i++) {
+        if (!(*db)->Put(wo, Key(rng() % (uint64_t{1} << 40)), value).ok()) {
+          failed = true;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  const double secs = Seconds(start, Clock::now());
+  const int ops = per_thread * threads;
+  std::string mirror = mode == Mode::kOff
+                           ? std::string("-")
+                           : Property(db->get(), "siftdb.remote-filter");
+  std::string rt_per_group = "-";
+  if (mode != Mode::kOff) {
+    const long long groups = Field(mirror, "groups");
+    const long long trips = Field(mirror, "round_trips");
+    if (groups > 0) {
+      rt_per_group =
+          absl::StrFormat("%.3f (%lld/%lld)",
+                          static_cast<double>(trips) / groups, trips, groups);
+    }
+  }
+  std::printf("%-10s %-6s %7d %10.0f %10.2f   %s%s\n", label,
+              mode == Mode::kOff    ? "off"
+              : mode == Mode::kSync ? "sync"
+                                    : "async",
+              threads, ops / secs, secs * 1e6 * threads / ops,
+              rt_per_group.c_str(), failed ? "  (FAILED writes)" : "");
+  std::fflush(stdout);
+  db->reset();
+  std::filesystem::remove_all(dir);
+}
+
+double PingMicros() {
+  siftdb::RedisClientOptions o;
+  o.endpoint = g_endpoint;
+  auto c = siftdb::RedisClient::Connect(o);
+  if (!c.ok()) return -1;
+  const int n = 20000;
+  const auto start = Clock::now();
+  for (int i = 0; i < n; i++) (void)(*c)->Command({"PING"});
+  return Seconds(start, Clock::now()) * 1e6 / n;
+}
+
+void Probe() {
+  const std::string dir = FreshDir();
+  const std::string name = "probe";
+  auto db = siftdb::DB::Open(DbOptions(Mode::kAsync, name), dir);
+  if (!db.ok()) {
+    std::fprintf(stderr, "open: %s\n", db.status().ToString().c_str());
+    std::exit(1);
+  }
+  const std::string value(100, 'v');
+  for (int i = 0; i < g_probe_keys; i += 1000) {
+    siftdb::WriteBatch b;
+    for (int j = i; j < std::min(g_probe_keys, i + 1000); j++) {
+      b.Put(Key(static_cast<uint64_t>(j) * 7919 % 1000003 * 1000 + 1), value);
+    }
+    if (!(*db)->Write(siftdb::WriteOptions(), &b).ok()) std::exit(1);
+  }
+  // Let flushes and compactions finish: the figures are about probing, not
+  // about a manifest that changes under the reader.
+  (void)static_cast<siftdb::DBImpl*>(db->get())->WaitForBackgroundWork();
+  auto filter = siftdb::RemoteFilter::Open(g_endpoint, name);
+  if (!filter.ok()) {
+    std::fprintf(stderr, "reader: %s\n", filter.status().ToString().c_str());
+    std::exit(1);
+  }
+  // Wait until the mirror covers every write.
+  for (int i = 0; i < 1000; i++) {
+    std::string_view k = "x";
+    std::vector<bool> a;
+    (void)(*filter)->MayContainMany(std::span<const std::string_view>(&k, 1),
+                                    &a);
+    if ((*filter)->watermark().complete_seq >=
+        static_cast<uint64_t>(g_probe_keys)) {
+      break;
+    }
+    usleep(10000);
+  }
+  std::printf(
+      "\nremote pre-checks: %d keys in the DB (tables and a MemTable), one "
+      "connection, batches of %zu keys\n",
+      g_probe_keys, g_batch);
+  std::printf("%-8s %-8s %12s %14s %12s %10s\n", "keys", "cache", "keys/s",
+              "rt/batch", "no-answers", "status");
+  std::mt19937_64 rng(42);
+  auto run = [&](const char* kind, bool present, bool cold, int batches) {
+    std::vector<std::string> keys(g_batch);
+    std::vector<std::string_view> views(g_batch);
+    std::vector<bool> answers;
+    uint64_t no = 0, total = 0;
+    double secs = 0;
+    absl::Status last;
+    const siftdb::RemoteFilterStats before = (*filter)->stats();
+    for (int b = 0; b < batches; b++) {
+      for (size_t i = 0; i < g_batch; i++) {
+        keys[i] = present
+                      ? Key(rng() % g_probe_keys * 7919 % 1000003 * 1000 + 1)
+                      : Key(rng() % 1000003 * 1000 + 2);
+        views[i] = keys[i];
+      }
+      if (cold) (*filter)->ClearCache();
+      const auto start = Clock::now();
+      last = (*filter)->MayContainMany(views, &answers);
+      secs += Seconds(start, Clock::now());
+      for (bool a : answers) no += a ? 0 : 1;
+      total += g_batch;
+    }
+    const siftdb::RemoteFilterStats after = (*filter)->stats();
+    std::printf(
+        "%-8s %-8s %12.0f %14.2f %12.4f %10s\n", kind, cold ? "cold" : "warm",
+        total / secs,
+        static_cast<double>(after.round_trips - before.round_trips) / batches,
+        static_cast<double>(no) / total,
+        last.ok() ? "OK" : std::string(last.message()).substr(0, 40).c_str());
+    std::fflush(stdout);
+  };
+  const int rounds = static_cast<int>(std::max<size_t>(5, 200000 / g_batch));
+  run("absent", false, false, 1);  // warms the cache
+  run("absent", false, false, rounds);
+  run("present", true, false, rounds);
+  run("absent", false, true, std::max(3, rounds / 4));
+  run("present", true, true, std::max(3, rounds / 4));
+  siftdb::RemoteFilterStats st = (*filter)->stats();
+  std::printf(
+      "table filters cached: %llu (%llu bytes); live sub-filters "
+      "fetched whole: %llu; live bits probed: %llu\n",
+      static_cast<unsigned long long>(st.cached_filters),
+      static_cast<unsigned long long>(st.cached_bytes),
+      static_cast<unsigned long long>(st.live_whole_fetches),
+      static_cast<unsigned long long>(st.live_probe_bits));
+  std::printf("mirror: %s\n",
+              Property(db->get(), "siftdb.remote-filter").c_str());
+  filter->reset();
+  db->reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool fill = true, probe = true;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a.rfind("--redis=", 0) == 0) {
+      g_endpoint = a.substr(8);
+    } else if (a.rfind("--num=", 0) == 0) {
+      g_num = std::atoi(a.c_str() + 6);
+    } else if (a.rfind("--probe_keys=", 0) == 0) {
+      g_probe_keys = std::atoi(a.c_str() + 13);
+    } else if (a.rfind("--batch=", 0) == 0) {
+      g_batch = static_cast<size_t>(std::atoll(a.c_str() + 8));
+    } else if (a == "--fill_only") {
+      probe = false;
+    } else if (a == "--probe_only") {
+      fill = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: remote_filter_bench [--redis=HOST:PORT] "
+                   "[--num=N] [--probe_keys=N] [--batch=N] [--fill_only|"
+                   "--probe_only]\n");
+      return 2;
+    }
+  }
+  LocalRedis local;
+  if (g_endpoint.empty()) {
+    if (!local.Start()) {
+      std::fprintf(stderr, "could not start redis-server (is it installed?)\n");
+      return 1;
+    }
+    g_endpoint = local.endpoint();
+  }
+  std::printf(
+      "redis %s; Redis round trip (PING, one connection): %.1f us; "
+      "%u CPUs\n",
+      g_endpoint.c_str(), PingMicros(), std::thread::hardware_concurrency());
+  if (fill) {
+    std::printf("\nfillrandom: %d Puts of 16-byte keys / 100-byte values\n",
+                g_num);
+    std::printf("%-10s %-6s %7s %10s %10s   %s\n", "benchmark", "mirror",
+                "threads", "ops/s", "us/op", "redis round trips per group");
+    for (int threads : {1, 8}) {
+      Fill("fillrandom", Mode::kOff, threads, false, g_num);
+      Fill("fillrandom", Mode::kAsync, threads, false, g_num);
+      Fill("fillrandom", Mode::kSync, threads, false, g_num);
+      Fill("fillsync", Mode::kOff, threads, true, std::max(2000, g_num / 20));
+    }
+  }
+  if (probe) Probe();
+  return 0;
+}
