@@ -283,6 +283,29 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
   }
 }
 
+DBImpl::ReadState DBImpl::AcquireReadState(const ReadOptions& options) {
+  MutexLock l(&mutex_);
+  ReadState state;
+  state.sequence =
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->LastSequence();
+  state.mem = mem_;
+  state.imm = imm_;
+  state.current = versions_->current();
+  state.mem->Ref();
+  if (state.imm != nullptr) state.imm->Ref();
+  state.current->Ref();
+  return state;
+}
+
+void DBImpl::ReleaseReadState(const ReadState& state) {
+  MutexLock l(&mutex_);
+  state.mem->Unref();
+  if (state.imm != nullptr) state.imm->Unref();
+  state.current->Unref();
+}
+
 absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
                          std::string* value) {
   if (key.size() > kMaxKeySize) {
@@ -290,26 +313,11 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
         "key of %d bytes exceeds the limit of %d bytes (kMaxKeySize)",
         key.size(), kMaxKeySize));
   }
-  MemTable* mem;
-  MemTable* imm;
-  Version* current;
-  SequenceNumber snapshot;
-  {
-    MutexLock l(&mutex_);
-    snapshot =
-        options.snapshot != nullptr
-            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-            : versions_->LastSequence();
-    mem = mem_;
-    imm = imm_;
-    current = versions_->current();
-    mem->Ref();
-    if (imm != nullptr) imm->Ref();
-    current->Ref();
-  }
-
+  const ReadState state = AcquireReadState(options);
+  MemTable* const mem = state.mem;
+  MemTable* const imm = state.imm;
   absl::Status s;
-  LookupKey lkey(key, snapshot);
+  LookupKey lkey(key, state.sequence);
   if (mem->Get(lkey, value, &s)) {
     // Found in the MemTable (a value or a deletion).
   } else if (imm != nullptr && imm->Get(lkey, value, &s)) {
@@ -321,49 +329,25 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
       hash = filter_policy_->HashKey(key);
       hash_ptr = &hash;
     }
-    s = current->Get(options, lkey, hash_ptr, value);
+    s = state.current->Get(options, lkey, hash_ptr, value);
   }
-
-  MutexLock l(&mutex_);
-  mem->Unref();
-  if (imm != nullptr) imm->Unref();
-  current->Unref();
+  ReleaseReadState(state);
   return s;
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::vector<std::unique_ptr<Iterator>> children;
-  SequenceNumber sequence;
-  MemTable* mem;
-  MemTable* imm;
-  Version* current;
-  {
-    MutexLock l(&mutex_);
-    sequence =
-        options.snapshot != nullptr
-            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-            : versions_->LastSequence();
-    mem = mem_;
-    imm = imm_;
-    current = versions_->current();
-    mem->Ref();
-    if (imm != nullptr) imm->Ref();
-    current->Ref();
-  }
+  const ReadState state = AcquireReadState(options);
   // Newest first, so entries of equal internal key (impossible in
   // practice) would favor the newest source.
-  children.push_back(mem->NewIterator());
-  if (imm != nullptr) children.push_back(imm->NewIterator());
-  current->AddIterators(options, &children);
+  children.push_back(state.mem->NewIterator());
+  if (state.imm != nullptr) children.push_back(state.imm->NewIterator());
+  state.current->AddIterators(options, &children);
   std::unique_ptr<Iterator> internal =
       NewMergingIterator(&internal_comparator_, std::move(children));
-  internal->RegisterCleanup([this, mem, imm, current] {
-    MutexLock l(&mutex_);
-    mem->Unref();
-    if (imm != nullptr) imm->Unref();
-    current->Unref();
-  });
-  return NewDBIterator(options_.comparator, std::move(internal), sequence);
+  internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
+  return NewDBIterator(options_.comparator, std::move(internal),
+                       state.sequence);
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

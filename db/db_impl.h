@@ -92,6 +92,19 @@ class DBImpl : public DB {
   absl::Status NewLogFile(uint64_t number)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
+  // --- Read path (db_impl.cc) ---
+  // What a read sees: the sequence it reads at and referenced MemTables and
+  // Version, released by ReleaseReadState.
+  struct ReadState {
+    SequenceNumber sequence = 0;
+    MemTable* mem = nullptr;
+    MemTable* imm = nullptr;  // may stay null
+    Version* current = nullptr;
+  };
+  ReadState AcquireReadState(const ReadOptions& options)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  void ReleaseReadState(const ReadState& state) ABSL_LOCKS_EXCLUDED(mutex_);
+
   // --- Write path (db_impl.cc) ---
   absl::Status MakeRoomForWrite(bool force)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
