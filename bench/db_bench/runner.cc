@@ -213,7 +213,10 @@ absl::Status Runner::RunThreads(const std::string& name, const Plan& plan,
   } else if (plan.method != &Runner::Compact) {
     expected = plan.reads * readers;
   }
-  ProgressMeter progress(name, expected);
+  ProgressMeter progress(config_.engines.size() > 1
+                             ? absl::StrFormat("%s %s", engine_->Name(), name)
+                             : name,
+                         expected);
 
   std::vector<std::unique_ptr<ThreadState>> states;
   for (int i = 0; i < n; i++) {
