@@ -42,7 +42,9 @@ std::string InternalKeyDebugString(std::string_view internal_key, bool hex) {
 
 int InternalKeyComparator::Compare(std::string_view a,
                                    std::string_view b) const {
-  int r = user_comparator_->Compare(ExtractUserKey(a), ExtractUserKey(b));
+  const std::string_view ua = ExtractUserKey(a);
+  const std::string_view ub = ExtractUserKey(b);
+  int r = bytewise_ ? ua.compare(ub) : user_comparator_->Compare(ua, ub);
   if (r == 0) {
     const uint64_t anum = DecodeFixed64(a.data() + a.size() - 8);
     const uint64_t bnum = DecodeFixed64(b.data() + b.size() - 8);

@@ -63,7 +63,8 @@ const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value) {
   return nullptr;
 }
 
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value) {
+const char* GetVarint32PtrFallback(const char* p, const char* limit,
+                                   uint32_t* value) {
   uint32_t result = 0;
   for (int shift = 0; shift <= 28 && p < limit; shift += 7) {
     const uint32_t byte = static_cast<uint8_t>(*p++);

@@ -62,7 +62,20 @@ int VarintLength(uint64_t value);
 
 // Decode from [p, limit); return the byte past the varint, or nullptr when
 // the input is truncated or longer than the type allows.
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* value);
+const char* GetVarint32PtrFallback(const char* p, const char* limit,
+                                   uint32_t* value);
+inline const char* GetVarint32Ptr(const char* p, const char* limit,
+                                  uint32_t* value) {
+  // Fast path: lengths below 128 (most keys and values) take one byte.
+  if (p < limit) {
+    const uint32_t byte = static_cast<uint8_t>(*p);
+    if ((byte & 0x80) == 0) {
+      *value = byte;
+      return p + 1;
+    }
+  }
+  return GetVarint32PtrFallback(p, limit, value);
+}
 const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value);
 
 // Consume from the front of *input; false on malformed input.
