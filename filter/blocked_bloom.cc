@@ -197,28 +197,9 @@ BlockedProbeFn BlockedBloomProbeAvx2() { return nullptr; }
 
 #endif  // SIFTDB_BLOCKED_BLOOM_AVX2
 
-BlockedProbeFn BlockedBloomBestProbe() {
-  static const BlockedProbeFn best = [] {
-    const BlockedProbeFn avx2 = BlockedBloomProbeAvx2();
-    return avx2 != nullptr ? avx2 : &BlockedBloomProbeScalar;
-  }();
-  return best;
-}
-
-ParsedBlockedBloom::ParsedBlockedBloom(std::string_view filter) {
-  FilterTrailer t;
-  if (!DecodeFilterTrailer(filter, &t)) return;
-  if (t.kind != FilterKind::kBlocked || t.version != kFilterFormatVersion ||
-      t.k < 1 || t.k > kMaxProbes || t.param == 0) {
-    return;
-  }
-  if (filter.size() - kFilterTrailerSize != uint64_t{t.param} * kBlockBytes) {
-    return;
-  }
-  bits_ = reinterpret_cast<const uint8_t*>(filter.data());
-  probe_ = BlockedBloomBestProbe();
-  num_blocks_ = t.param;
-  k_ = t.k;
+BlockedProbeFn BlockedBloomSelectProbe() {
+  const BlockedProbeFn avx2 = BlockedBloomProbeAvx2();
+  return avx2 != nullptr ? avx2 : &BlockedBloomProbeScalar;
 }
 
 }  // namespace siftdb

@@ -102,7 +102,11 @@ bool BlockedBloomProbeScalar(const uint8_t* block, uint32_t lo, int k);
 // AVX2 version, or nullptr when the CPU (or the build target) lacks AVX2.
 BlockedProbeFn BlockedBloomProbeAvx2();
 // The fastest version this CPU runs (decided once per process).
-BlockedProbeFn BlockedBloomBestProbe();
+BlockedProbeFn BlockedBloomSelectProbe();
+inline BlockedProbeFn BlockedBloomBestProbe() {
+  static const BlockedProbeFn best = BlockedBloomSelectProbe();
+  return best;
+}
 
 // A decoded view of a serialized blocked filter. Decode once, query many
 // times. The filter bytes must outlive the view. A filter that does not
@@ -113,7 +117,20 @@ class ParsedBlockedBloom {
  public:
   // An always-"may match" view.
   ParsedBlockedBloom() = default;
-  explicit ParsedBlockedBloom(std::string_view filter);
+  // Inline: FilterPolicy::KeyMayMatch decodes on every call.
+  explicit ParsedBlockedBloom(std::string_view filter) {
+    FilterTrailer t;
+    if (!DecodeFilterTrailer(filter, &t)) return;
+    if (t.kind != FilterKind::kBlocked || t.version != kFilterFormatVersion ||
+        t.k < 1 || t.k > kMaxProbes || t.param == 0 ||
+        filter.size() - kFilterTrailerSize != uint64_t{t.param} * kBlockBytes) {
+      return;
+    }
+    bits_ = reinterpret_cast<const uint8_t*>(filter.data());
+    probe_ = BlockedBloomBestProbe();
+    num_blocks_ = t.param;
+    k_ = t.k;
+  }
 
   // True when the bytes decoded as a blocked filter.
   bool valid() const { return bits_ != nullptr; }
