@@ -68,7 +68,7 @@ class FilterPolicy {
 };
 
 // The default: a cache-line-blocked Bloom filter (every probe of a key lands
-// in one 64-byte block) over XXH3-64 hashes; about 0.96% false positives at
+// in one 64-byte block) over XXH3-64 hashes; about 0.97% false positives at
 // 10 bits per key. Name: "siftdb.BlockedBloom". Format:
 // docs/filter_format.md.
 //
