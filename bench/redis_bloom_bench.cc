@@ -105,23 +105,6 @@ std::unique_ptr<RedisClient> Connect() {
   return std::move(*c);
 }
 
-// Resets the server's command statistics.
-void ResetServerStats(RedisClient* client) {
-  (void)client->Command({"CONFIG", "RESETSTAT"});
-}
-
-// Server-side microseconds spent in `command` per call since the last reset
-// (INFO commandstats), or 0.
-double ServerMicrosPerCall(RedisClient* client, const std::string& command) {
-  auto r = client->Command({"INFO", "commandstats"});
-  if (!r.ok()) return 0;
-  const std::string key = "cmdstat_" + command + ":";
-  size_t at = r->str().find(key);
-  if (at == std::string::npos) return 0;
-  size_t u = r->str().find("usec_per_call=", at);
-  return u == std::string::npos ? 0 : std::atof(r->str().c_str() + u + 14);
-}
-
 // CPU seconds the server has used (INFO cpu: used_cpu_user + used_cpu_sys).
 // Unlike wall time this hardly moves when other processes load the machine.
 double ServerCpuSeconds(RedisClient* client) {
@@ -178,7 +161,6 @@ void BM_MAdd(benchmark::State& state) {
     return;
   }
   uint64_t next = 0;
-  ResetServerStats(client.get());
   const double cpu_before = ServerCpuSeconds(client.get());
   for (auto _ : state) {
     state.PauseTiming();
@@ -193,8 +175,6 @@ void BM_MAdd(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
   ReportServerCpu(state, client.get(), cpu_before);
-  state.counters["server_us_per_batch"] =
-      ServerMicrosPerCall(client.get(), "evalsha");
 }
 
 void BM_MExists(benchmark::State& state) {
@@ -215,7 +195,6 @@ void BM_MExists(benchmark::State& state) {
     }
   }
   uint64_t next = 0;
-  ResetServerStats(client.get());
   const double cpu_before = ServerCpuSeconds(client.get());
   for (auto _ : state) {
     state.PauseTiming();
@@ -231,8 +210,6 @@ void BM_MExists(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
   ReportServerCpu(state, client.get(), cpu_before);
-  state.counters["server_us_per_batch"] =
-      ServerMicrosPerCall(client.get(), "evalsha");
 }
 
 // The floor: the same probes sent as one plain BITFIELD (SET) or
@@ -246,7 +223,6 @@ void BM_RawBitfield(benchmark::State& state) {
   (void)client->Command(
       {"SETRANGE", "raw", absl::StrCat(spec->bytes - 1), std::string(1, '\0')});
   uint64_t next = 0;
-  ResetServerStats(client.get());
   const double cpu_before = ServerCpuSeconds(client.get());
   for (auto _ : state) {
     state.PauseTiming();
@@ -273,8 +249,6 @@ void BM_RawBitfield(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
   ReportServerCpu(state, client.get(), cpu_before);
-  state.counters["server_us_per_batch"] =
-      ServerMicrosPerCall(client.get(), set ? "bitfield" : "bitfield_ro");
   (void)client->Command({"DEL", "raw"});
 }
 

@@ -362,6 +362,12 @@ TEST_F(RedisBloomTest, StaleCacheFromAnotherClientIsRefreshed) {
   EXPECT_TRUE(*bloom_->Exists("c", "b"));
   EXPECT_TRUE(*bloom_->Add("c", "a"));
   EXPECT_EQ(bloom_->Info("c")->capacity, 5000u);
+  // Deleted behind our back: absent, whatever the cache says.
+  ASSERT_TRUE(*bloom_->Exists("c", "b"));
+  ASSERT_TRUE(*other.Delete("c"));
+  EXPECT_FALSE(*bloom_->Exists("c", "b"));
+  EXPECT_EQ(*bloom_->MExists("c", std::vector<std::string>{"a", "b"}),
+            (std::vector<bool>{false, false}));
 }
 
 TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
