@@ -192,7 +192,10 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
       if (applied_seq_ >= last_sequence || !has_keys) break;
       wait_ms = lease_bound_ms_ - now;
     } else {
-      // Async: wait only while the oldest unapplied group is too old.
+      // Async: wait only while a healthy mirror falls too far behind (the
+      // lag bound). An unhealthy one is not waited for at all: its
+      // watermark stops, and readers see how far it is complete.
+      if (!trusted_) break;
       int64_t oldest = inflight_oldest_ms_;
       if (!queue_.empty() &&
           (oldest == 0 || queue_.front().enqueue_ms < oldest)) {

@@ -620,6 +620,19 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
     for (const auto& [f, v] : before) {
       if (!after.contains(f)) del_fields.push_back(f);
     }
+    // A table moved to another level (a trivial move): its meta follows.
+    std::map<uint64_t, int> old_levels;
+    for (const auto& e : published_.immutables) old_levels[e.id] = e.level;
+    for (const auto& e : next.immutables) {
+      auto it = old_levels.find(e.id);
+      if (it != old_levels.end() && it->second != e.level) {
+        cmds.push_back(RedisArgs{}
+                           .Add("HSET")
+                           .Add(keys_.immutable_meta(e.id))
+                           .Add("level")
+                           .AddInt(e.level));
+      }
+    }
     for (const auto& [f, v] : after) {
       auto it = before.find(f);
       if (it == before.end() || it->second != v) set_fields.emplace_back(f, v);

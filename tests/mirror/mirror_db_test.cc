@@ -117,6 +117,12 @@ TEST_F(MirrorDbTest, MirrorsFollowFlushesAndCompactions) {
   for (uint64_t n : after) {
     EXPECT_EQ(*server_->Call({"EXISTS", keys.immutable(n)}), "1") << n;
   }
+  // Meta levels follow the manifest (trivial moves included).
+  for (const auto& e : m->immutables) {
+    EXPECT_EQ(*server_->Call({"HGET", keys.immutable_meta(e.id), "level"}),
+              std::to_string(e.level))
+        << e.id;
+  }
   if (MirrorSteadyMs() < unlisted_at + 1000) {
     for (uint64_t n : gone) {
       EXPECT_EQ(*server_->Call({"EXISTS", keys.immutable(n)}), "1")

@@ -21,6 +21,7 @@
 #include "db/filename.h"
 #include "filter/redis_mirror_format.h"
 #include "filter/redis_mirror_writer.h"
+#include "gtest/gtest.h"
 #include "siftdb/db.h"
 #include "siftdb/env.h"
 #include "siftdb/filter_policy.h"
@@ -147,6 +148,11 @@ inline std::vector<LocalTable> OpenLocalTables(const std::string& dir) {
     if (!size.ok() || !file.ok()) continue;
     auto table = Table::Open(to, path, std::move(*file), *size);
     if (!table.ok()) continue;
+    const TableProperties& props = (*table)->properties();
+    if (props.smallest_key.size() < 8 || props.largest_key.size() < 8) {
+      ADD_FAILURE() << path << ": table without a key range in its properties";
+      continue;
+    }
     LocalTable t;
     t.number = number;
     t.smallest =
