@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "table/table_builder.h"
+#include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
 #include "tests/table/table_test_util.h"
 
@@ -57,25 +58,12 @@ std::string ShellQuote(const std::string& s) {
   return q + "'";
 }
 
-// $SIFTDB_BINARY_DIR, else the build directory this test binary lives in
-// (<build>/tests/table_test).
-std::string BinaryDir() {
-  if (const char* dir = std::getenv("SIFTDB_BINARY_DIR"); dir != nullptr) {
-    return dir;
-  }
-  std::error_code ec;
-  const std::filesystem::path self =
-      std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "/nonexistent";
-  return self.parent_path().parent_path().string();
-}
-
 class SstDumpTest : public testing::Test {
  protected:
   void SetUp() override {
-    binary_ = BinaryDir() + "/tools/sst_dump";
+    binary_ = test::BinaryDir() + "/tools/sst_dump";
     if (!std::ifstream(binary_).good()) {
-      GTEST_SKIP() << binary_ << " not built";
+      GTEST_FAIL() << binary_ << " not built";
     }
   }
 

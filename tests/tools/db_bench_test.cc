@@ -25,7 +25,7 @@ class DbBenchTest : public ::testing::Test {
   void SetUp() override {
     db_bench_ = FindTool("bench/db_bench");
     if (db_bench_.empty()) {
-      GTEST_SKIP() << "db_bench is not built ($SIFTDB_BINARY_DIR)";
+      GTEST_FAIL() << "db_bench is not built under " << BinaryDir();
     }
   }
 
@@ -177,7 +177,7 @@ TEST_F(DbBenchTest, UseExistingDbSkipsFillsAndReadsOldData) {
 
 TEST_F(DbBenchTest, KeysAreZeroPaddedDecimal) {
   const std::string ldb = FindTool("tools/ldb");
-  if (ldb.empty()) GTEST_SKIP() << "ldb is not built";
+  if (ldb.empty()) GTEST_FAIL() << "ldb is not built under " << BinaryDir();
   ToolResult r = Bench({"--num=3", "--benchmarks=fillseq"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = RunTool(ldb, {"--db=" + dir_.Join("db"), "scan", "--limit=3"},

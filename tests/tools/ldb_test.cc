@@ -32,7 +32,7 @@ class LdbTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ldb_ = FindTool("tools/ldb");
-    if (ldb_.empty()) GTEST_SKIP() << "ldb is not built ($SIFTDB_BINARY_DIR)";
+    if (ldb_.empty()) GTEST_FAIL() << "ldb is not built under " << BinaryDir();
     db_ = dir_.Join("db");
   }
 

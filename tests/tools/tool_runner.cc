@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/paths.h"
+
 namespace siftdb::test {
 namespace {
 
@@ -23,23 +25,7 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string BinaryDir() {
-  const char* dir = std::getenv("SIFTDB_BINARY_DIR");
-  if (dir != nullptr && *dir != '\0') return dir;
-  // ctest may not pass SIFTDB_BINARY_DIR (gtest_discover_tests keeps only
-  // the first entry of an ENVIRONMENT list): this test runs from
-  // <binary dir>/tests/<suite>_test, so go two levels up from it.
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return "";
-  std::string path(exe, static_cast<size_t>(n));
-  for (int up = 0; up < 2; up++) {
-    const size_t slash = path.rfind('/');
-    if (slash == std::string::npos || slash == 0) return "";
-    path.resize(slash);
-  }
-  return path;
-}
+std::string BinaryDir() { return test::BinaryDir(); }
 
 std::string FindTool(const std::string& relative) {
   const std::string dir = BinaryDir();
