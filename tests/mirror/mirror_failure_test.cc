@@ -104,6 +104,51 @@ TEST_F(MirrorFailureTest, RedisKilledThenRestartedEmpty) {
   EXPECT_NE(MirrorState(db.get()).find("state=trusted"), std::string::npos);
 }
 
+// The engine loses Redis while readers still reach it (its ACL user loses
+// every permission): a sync write returns only once the lease has lapsed,
+// so a reader right after sees either the key or no lease - never a
+// trusted "no". With the permissions back, everything is republished.
+TEST_F(MirrorFailureTest, SyncWriteReturnsOnlyAfterTheLeaseLapsed) {
+  StartServer();
+  ASSERT_TRUE(
+      server_
+          ->Call({"ACL", "SETUSER", "engine", "on", ">pw", "~*", "&*", "+@all"})
+          .ok());
+  Options o = MirrorOptions({server_->endpoint()}, "partition", Mode::kSync);
+  o.remote_filter.username = "engine";
+  o.remote_filter.password = "pw";
+  auto db = OpenDb(o);
+  ASSERT_NE(db, nullptr);
+  for (int i = 0; i < 200; i++) ASSERT_TRUE(Put(db.get(), i).ok());
+  auto reader = RemoteFilter::Open(server_->endpoint(), "partition");
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE(WaitTrusted(reader->get()));
+
+  ASSERT_TRUE(server_->Call({"ACL", "SETUSER", "engine", "-@all"}).ok());
+  for (int i = 0; i < 5; i++) {
+    const std::string key = absl::StrFormat("during-outage-%d", i);
+    ASSERT_TRUE(db->Put(WriteOptions(), key, "v").ok());
+    absl::Status s;
+    EXPECT_TRUE((*reader)->MayContain(key, &s)) << key;
+    EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+    EXPECT_NE(s.message().find("not held"), absl::string_view::npos) << s;
+  }
+  EXPECT_NE(MirrorState(db.get()).find("NOPERM"), std::string::npos)
+      << MirrorState(db.get());
+
+  ASSERT_TRUE(server_->Call({"ACL", "SETUSER", "engine", "+@all"}).ok());
+  ASSERT_TRUE(WaitTrusted(reader->get())) << MirrorState(db.get());
+  for (int i = 0; i < 5; i++) {
+    absl::Status s;
+    EXPECT_TRUE(
+        (*reader)->MayContain(absl::StrFormat("during-outage-%d", i), &s));
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  absl::Status s;
+  EXPECT_EQ(CountNo(reader->get(), Keys(0, 200), &s), 0u);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST_F(MirrorFailureTest, FlushAllIsNoticedAndRepublished) {
   StartServer();
   Options o = MirrorOptions({server_->endpoint()}, "flushed", Mode::kSync);
