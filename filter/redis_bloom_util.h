@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "filter/redis_bloom_dump.h"
 #include "filter/redis_client.h"
 #include "siftdb/redis_bloom.h"
