@@ -269,6 +269,8 @@ void RemoteMirrorImpl::RunTrusted() {
   if (local_seq_ > writer_->published().complete_seq) {
     writer_->StageWatermark(local_seq_, batch_unix_ms_);
   }
+  // Deletions that are due ride along (no round trip of their own).
+  if (writer_->next_deletion_ms() <= now) writer_->StageDeletions();
   const bool renew = now >= writer_->renewal_due_ms();
   const int64_t base = MirrorSteadyMs();
   RaiseLeaseBound(base + lease_ttl_ms_);
@@ -283,13 +285,6 @@ void RemoteMirrorImpl::RunTrusted() {
     Log("mirror broken, republishing: " + s.ToString());
   }
   SetApplied(local_seq_, !s.ok(), s);
-  if (s.ok() && writer_->next_deletion_ms() <= MirrorSteadyMs()) {
-    s = writer_->DeleteRetired();
-    if (!s.ok()) {
-      Log("deleting retired filters: " + s.ToString());
-      SetApplied(local_seq_, true, s);
-    }
-  }
 }
 
 absl::Status RemoteMirrorImpl::Republish() {

@@ -53,6 +53,7 @@ int64_t MirrorUnixMs() {
 
 struct RedisMirrorWriter::Staged {
   std::vector<RedisArgs> cmds;
+  std::vector<std::string> unlinked;  // retired keys UNLINKed by cmds
   bool listing_set = false;
   std::vector<MirrorImmutableEntry> immutables;
   std::vector<MirrorLiveEntry> lives;
@@ -714,6 +715,7 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
     }
   }
   published_ = std::move(next);
+  for (const std::string& k : st->unlinked) retired_.erase(k);
   return absl::OkStatus();
 }
 
@@ -727,8 +729,8 @@ int64_t RedisMirrorWriter::next_deletion_ms() const {
   return next;
 }
 
-absl::Status RedisMirrorWriter::DeleteRetired(size_t max_keys) {
-  if (!trusted_ || retired_.empty()) return absl::OkStatus();
+size_t RedisMirrorWriter::StageDeletions(size_t max_keys) {
+  if (!trusted_ || retired_.empty()) return 0;
   const int64_t now = MirrorSteadyMs();
   std::set<std::string> listed;
   for (const auto& e : published_.immutables) {
@@ -737,32 +739,31 @@ absl::Status RedisMirrorWriter::DeleteRetired(size_t max_keys) {
   for (const auto& e : published_.lives) {
     for (std::string& k : LiveKeys(e)) listed.insert(std::move(k));
   }
+  std::set<std::string> staged(staged_->unlinked.begin(),
+                               staged_->unlinked.end());
   RedisArgs unlink;
   unlink.Add("UNLINK");
-  std::vector<std::string> gone;
-  for (auto it = retired_.begin();
-       it != retired_.end() && gone.size() < max_keys;) {
+  size_t n = 0;
+  for (auto it = retired_.begin(); it != retired_.end() && n < max_keys;) {
     if (listed.contains(it->first)) {
       it = retired_.erase(it);
-    } else if (it->second <= now) {
-      unlink.Add(it->first);
-      gone.push_back(it->first);
-      ++it;
-    } else {
-      ++it;
+      continue;
     }
+    if (it->second <= now && !staged.contains(it->first)) {
+      unlink.Add(it->first);
+      staged_->unlinked.push_back(it->first);
+      n++;
+    }
+    ++it;
   }
-  if (gone.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<RedisReply>> r =
-      conn_->Pipeline({unlink}, keys_.prefix());
-  if (!r.ok()) return Fail(r.status());
-  if ((*r)[0].is_error()) {
-    return Fail(absl::FailedPreconditionError(
-        absl::StrFormat("redis %s: UNLINK: %s", conn_->Describe(keys_.prefix()),
-                        (*r)[0].str())));
-  }
-  for (const std::string& k : gone) retired_.erase(k);
-  return absl::OkStatus();
+  if (n > 0) staged_->cmds.push_back(std::move(unlink));
+  return n;
+}
+
+absl::Status RedisMirrorWriter::DeleteRetired(size_t max_keys) {
+  if (!trusted_) return absl::OkStatus();
+  if (StageDeletions(max_keys) == 0) return absl::OkStatus();
+  return Flush(false, MirrorSteadyMs());
 }
 
 absl::Status RedisMirrorWriter::SweepOrphans() {

@@ -133,8 +133,11 @@ class RedisMirrorWriter {
   // Drops staged state without sending it.
   void DiscardStaged();
 
-  // Deletes (UNLINK) retired filters whose grace has passed and that are
-  // not listed; at most max_keys keys. Trusted only.
+  // Stages an UNLINK of retired filters whose grace has passed and that are
+  // not listed (at most max_keys keys); they leave the retired set when the
+  // Flush that carries them succeeds. Returns how many were staged.
+  size_t StageDeletions(size_t max_keys = 1000);
+  // StageDeletions and a Flush. Trusted only.
   absl::Status DeleteRetired(size_t max_keys = 1000);
 
   // Finds keys under this mirror's prefix that no manifest lists (left by
