@@ -123,18 +123,24 @@ class BloomBitsBuilder final : public FilterBitsBuilder {
   size_t num_added_ = 0;
 };
 
-class BlockedBloomPolicy final : public FilterPolicy {
+// The two policies differ only in their mode and the decoder they query
+// with.
+template <Mode kMode, typename ParsedFilter>
+class BloomPolicy final : public FilterPolicy {
  public:
-  explicit BlockedBloomPolicy(double bits_per_key)
+  explicit BloomPolicy(double bits_per_key)
       : bits_per_key_(SanitizeBitsPerKey(bits_per_key)),
-        k_(BlockedOptimalK(bits_per_key_)) {}
+        k_(kMode == Mode::kBlocked ? BlockedOptimalK(bits_per_key_)
+                                   : ClassicOptimalK(bits_per_key_)) {}
 
-  const char* Name() const override { return kBlockedBloomPolicyName; }
+  const char* Name() const override {
+    return kMode == Mode::kBlocked ? kBlockedBloomPolicyName
+                                   : kClassicBloomPolicyName;
+  }
   double BitsPerKey() const override { return bits_per_key_; }
 
   std::unique_ptr<FilterBitsBuilder> NewBuilder() const override {
-    return std::make_unique<BloomBitsBuilder>(Mode::kBlocked, bits_per_key_,
-                                              k_);
+    return std::make_unique<BloomBitsBuilder>(kMode, bits_per_key_, k_);
   }
 
   bool KeyMayMatch(std::string_view key,
@@ -145,7 +151,7 @@ class BlockedBloomPolicy final : public FilterPolicy {
     return FilterKeyHash(key);
   }
   bool HashMayMatch(uint64_t hash, std::string_view filter) const override {
-    return ParsedBlockedBloom(filter).HashMayMatch(hash);
+    return ParsedFilter(filter).HashMayMatch(hash);
   }
 
  private:
@@ -153,35 +159,8 @@ class BlockedBloomPolicy final : public FilterPolicy {
   const int k_;
 };
 
-class ClassicBloomPolicy final : public FilterPolicy {
- public:
-  explicit ClassicBloomPolicy(double bits_per_key)
-      : bits_per_key_(SanitizeBitsPerKey(bits_per_key)),
-        k_(ClassicOptimalK(bits_per_key_)) {}
-
-  const char* Name() const override { return kClassicBloomPolicyName; }
-  double BitsPerKey() const override { return bits_per_key_; }
-
-  std::unique_ptr<FilterBitsBuilder> NewBuilder() const override {
-    return std::make_unique<BloomBitsBuilder>(Mode::kClassic, bits_per_key_,
-                                              k_);
-  }
-
-  bool KeyMayMatch(std::string_view key,
-                   std::string_view filter) const override {
-    return HashMayMatch(FilterKeyHash(key), filter);
-  }
-  uint64_t HashKey(std::string_view key) const override {
-    return FilterKeyHash(key);
-  }
-  bool HashMayMatch(uint64_t hash, std::string_view filter) const override {
-    return ParsedClassicBloom(filter).HashMayMatch(hash);
-  }
-
- private:
-  const double bits_per_key_;
-  const int k_;
-};
+using BlockedBloomPolicy = BloomPolicy<Mode::kBlocked, ParsedBlockedBloom>;
+using ClassicBloomPolicy = BloomPolicy<Mode::kClassic, ParsedClassicBloom>;
 
 }  // namespace
 
