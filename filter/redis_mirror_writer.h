@@ -173,6 +173,9 @@ class RedisMirrorWriter {
     std::string detail;
   };
 
+  // The command's name and first argument, for messages.
+  static std::string CommandName(const RedisArgs& args);
+  void ResetStaged();
   absl::Status EnsureConnected();
   absl::Status MeasureClock();
   absl::Status Fail(absl::Status why);

@@ -21,6 +21,7 @@
 #include "filter/filter_hash.h"
 #include "filter/redis_cluster_client.h"
 #include "filter/redis_mirror_format.h"
+#include "filter/remote_filter_cache.h"
 #include "util/absl_compat.h"
 #include "util/crc32c.h"
 
@@ -48,102 +49,6 @@ inline void BlockedProbeOffsets(uint64_t hash, uint32_t num_blocks, int k,
     out[i] = base + ((lo * kBlockedProbePowers.v[i]) >> 23);
   }
 }
-
-// A table filter fetched from Redis, decoded once.
-struct CachedFilter {
-  uint64_t id = 0;
-  uint32_t crc = 0;
-  uint64_t size = 0;
-  std::string bytes;
-  enum class Kind {
-    kBlocked,
-    kClassic,
-    kAlwaysMaybe
-  } kind = Kind::kAlwaysMaybe;
-  ParsedBlockedBloom blocked;
-  ParsedClassicBloom classic;
-
-  void Decode(std::string_view policy) {
-    kind = Kind::kAlwaysMaybe;
-    // Only siftdb's own policies hash with XXH3 and carry this trailer.
-    if (!policy.starts_with("siftdb.")) return;
-    FilterTrailer t;
-    if (!DecodeFilterTrailer(bytes, &t)) return;
-    if (t.kind == FilterKind::kBlocked) {
-      blocked = ParsedBlockedBloom(bytes);
-      if (blocked.valid()) kind = Kind::kBlocked;
-    } else if (t.kind == FilterKind::kClassic) {
-      classic = ParsedClassicBloom(bytes);
-      if (classic.valid()) kind = Kind::kClassic;
-    }
-  }
-  bool MayMatch(uint64_t hash) const {
-    switch (kind) {
-      case Kind::kBlocked:
-        return blocked.HashMayMatch(hash);
-      case Kind::kClassic:
-        return classic.HashMayMatch(hash);
-      case Kind::kAlwaysMaybe:
-        break;
-    }
-    return true;
-  }
-};
-
-// LRU of table filters, bounded in bytes. Entries are keyed by id and
-// checked against (crc, size), so a reused id never serves old bytes.
-class FilterCache {
- public:
-  explicit FilterCache(size_t max_bytes) : max_bytes_(max_bytes) {}
-
-  CachedFilter* Lookup(const MirrorImmutableEntry& e) {
-    auto it = index_.find(e.id);
-    if (it == index_.end()) return nullptr;
-    CachedFilter* f = it->second->get();
-    if (f->crc != e.crc32c || f->size != e.size) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return f;
-  }
-
-  // Inserts (replacing an entry with the same id) and evicts from the cold
-  // end; the filter just inserted stays even when alone over the bound.
-  // Pointers from Lookup stay valid until the next Insert.
-  CachedFilter* Insert(std::unique_ptr<CachedFilter> f) {
-    Erase(f->id);
-    bytes_ += f->bytes.size();
-    lru_.push_front(std::move(f));
-    index_[lru_.front()->id] = lru_.begin();
-    while (bytes_ > max_bytes_ && lru_.size() > 1) {
-      evictions_++;
-      Erase(lru_.back()->id);
-    }
-    return lru_.front().get();
-  }
-
-  void Clear() {
-    lru_.clear();
-    index_.clear();
-    bytes_ = 0;
-  }
-  size_t size() const { return lru_.size(); }
-  size_t bytes() const { return bytes_; }
-  uint64_t evictions() const { return evictions_; }
-
- private:
-  void Erase(uint64_t id) {
-    auto it = index_.find(id);
-    if (it == index_.end()) return;
-    bytes_ -= (*it->second)->bytes.size();
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
-
-  const size_t max_bytes_;
-  std::list<std::unique_ptr<CachedFilter>> lru_;  // front: most recent
-  std::map<uint64_t, std::list<std::unique_ptr<CachedFilter>>::iterator> index_;
-  size_t bytes_ = 0;
-  uint64_t evictions_ = 0;
-};
 
 class RemoteFilterImpl final : public RemoteFilter {
  public:
@@ -302,7 +207,7 @@ class RemoteFilterImpl final : public RemoteFilter {
   bool ranges_usable_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<size_t> level0_ ABSL_GUARDED_BY(mu_);
   std::vector<std::vector<size_t>> levels_ ABSL_GUARDED_BY(mu_);  // 1..
-  FilterCache cache_ ABSL_GUARDED_BY(mu_);
+  RemoteFilterCache cache_ ABSL_GUARDED_BY(mu_);
   RemoteFilterWatermark watermark_ ABSL_GUARDED_BY(mu_);
   RemoteFilterStats stats_ ABSL_GUARDED_BY(mu_);
 };
@@ -337,7 +242,7 @@ absl::Status RemoteFilterImpl::ProbeBatch(
           maybe[i] = 1;
           break;
         }
-        CachedFilter* f = cache_.Lookup(imm[t]);
+        RemoteCachedFilter* f = cache_.Lookup(imm[t]);
         if (f != nullptr) {
           if (f->MayMatch(hashes[i])) {
             maybe[i] = 1;
@@ -470,12 +375,12 @@ absl::Status RemoteFilterImpl::ProbeBatch(
     };
 
     // 4. Table filters fetched now.
-    std::map<size_t, CachedFilter*> fetched;  // nullptr: unusable
+    std::map<size_t, RemoteCachedFilter*> fetched;  // nullptr: unusable
     for (const auto& [t, index] : fetch) {
       const RedisReply& v = r[index];
       const MirrorImmutableEntry& e = imm[t];
       const std::string key = keys_.immutable(e.id);
-      CachedFilter* f = nullptr;
+      RemoteCachedFilter* f = nullptr;
       if (v.is_error()) {
         note(absl::FailedPreconditionError(
             absl::StrFormat("redis %s: GET %s: %s", where, key, v.str())));
@@ -491,7 +396,7 @@ absl::Status RemoteFilterImpl::ProbeBatch(
             where, key, v.str().size(),
             crc32c::Value(v.str().data(), v.str().size()), e.size, e.crc32c)));
       } else {
-        auto c = std::make_unique<CachedFilter>();
+        auto c = std::make_unique<RemoteCachedFilter>();
         c->id = e.id;
         c->crc = e.crc32c;
         c->size = e.size;
@@ -510,7 +415,7 @@ absl::Status RemoteFilterImpl::ProbeBatch(
         maybe[i] = 1;
         continue;
       }
-      CachedFilter* f = cache_.Lookup(imm[t]);
+      RemoteCachedFilter* f = cache_.Lookup(imm[t]);
       if (f == nullptr || f->MayMatch(hashes[i])) maybe[i] = 1;
     }
 
