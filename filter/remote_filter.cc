@@ -235,6 +235,12 @@ absl::Status RemoteFilterImpl::ProbeBatch(
     std::vector<std::pair<uint32_t, uint32_t>> unresolved;  // (key, table)
     std::map<size_t, size_t> fetch;  // table index -> reply index
     std::vector<size_t> candidates;
+    // Each table's cached filter, looked up once per batch (the LRU is
+    // touched once, not once per key).
+    std::vector<RemoteCachedFilter*> cached(imm.size());
+    for (size_t t = 0; t < imm.size(); t++) {
+      if (imm[t].size > 0) cached[t] = cache_.Lookup(imm[t]);
+    }
     for (size_t i = 0; i < n; i++) {
       CandidateTables(keys[i], &candidates);
       for (size_t t : candidates) {
@@ -242,7 +248,7 @@ absl::Status RemoteFilterImpl::ProbeBatch(
           maybe[i] = 1;
           break;
         }
-        RemoteCachedFilter* f = cache_.Lookup(imm[t]);
+        RemoteCachedFilter* f = cached[t];
         if (f != nullptr) {
           if (f->MayMatch(hashes[i])) {
             maybe[i] = 1;
