@@ -26,6 +26,7 @@
 #include <hiredis.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -41,6 +43,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "db/db_impl.h"
 #include "filter/redis_client.h"
 #include "siftdb/db.h"
@@ -116,6 +119,12 @@ int g_num = 200000;
 int g_probe_keys = 1000000;
 size_t g_batch = 10000;
 int g_run = 0;
+std::string g_modes = "off,async,sync,fillsync";
+std::string g_threads = "1,8";
+int g_repeat = 1;
+
+double ProcessCpuSeconds();
+double RedisCpuSeconds();
 
 std::string Key(uint64_t i) { return absl::StrFormat("%016d", i); }
 
@@ -173,6 +182,7 @@ void Fill(const char* label, Mode mode, int threads, bool sync, int num) {
   siftdb::WriteOptions wo;
   wo.sync = sync;
   std::atomic<bool> failed{false};
+  const double cpu0 = ProcessCpuSeconds(), redis0 = RedisCpuSeconds();
   const auto start = Clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; t++) {
@@ -189,6 +199,8 @@ void Fill(const char* label, Mode mode, int threads, bool sync, int num) {
   for (auto& w : workers) w.join();
   const double secs = Seconds(start, Clock::now());
   const int ops = per_thread * threads;
+  const double cpu_us = (ProcessCpuSeconds() - cpu0) * 1e6 / ops;
+  const double redis_us = (RedisCpuSeconds() - redis0) * 1e6 / ops;
   std::string mirror = mode == Mode::kOff
                            ? std::string("-")
                            : Property(db->get(), "siftdb.remote-filter");
@@ -202,15 +214,41 @@ void Fill(const char* label, Mode mode, int threads, bool sync, int num) {
                           static_cast<double>(trips) / groups, trips, groups);
     }
   }
-  std::printf("%-10s %-6s %7d %10.0f %10.2f   %s%s\n", label,
+  std::printf("%-10s %-6s %7d %10.0f %10.2f %8.2f %8.2f   %s%s\n", label,
               mode == Mode::kOff    ? "off"
               : mode == Mode::kSync ? "sync"
                                     : "async",
-              threads, ops / secs, secs * 1e6 * threads / ops,
+              threads, ops / secs, secs * 1e6 * threads / ops, cpu_us, redis_us,
               rt_per_group.c_str(), failed ? "  (FAILED writes)" : "");
   std::fflush(stdout);
   db->reset();
   std::filesystem::remove_all(dir);
+}
+
+// CPU seconds used so far by this process (all threads).
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU seconds used so far by the redis-server (INFO cpu).
+double RedisCpuSeconds() {
+  siftdb::RedisClientOptions o;
+  o.endpoint = g_endpoint;
+  auto c = siftdb::RedisClient::Connect(o);
+  if (!c.ok()) return 0;
+  auto r = (*c)->Command({"INFO", "cpu"});
+  if (!r.ok()) return 0;
+  double total = 0;
+  for (const char* field : {"used_cpu_sys:", "used_cpu_user:"}) {
+    size_t p = r->str().find(field);
+    if (p != std::string::npos) {
+      total += std::atof(r->str().c_str() + p + std::strlen(field));
+    }
+  }
+  return total;
 }
 
 double PingMicros() {
@@ -333,6 +371,12 @@ int main(int argc, char** argv) {
       g_probe_keys = std::atoi(a.c_str() + 13);
     } else if (a.rfind("--batch=", 0) == 0) {
       g_batch = static_cast<size_t>(std::atoll(a.c_str() + 8));
+    } else if (a.rfind("--modes=", 0) == 0) {
+      g_modes = a.substr(8);
+    } else if (a.rfind("--threads=", 0) == 0) {
+      g_threads = a.substr(10);
+    } else if (a.rfind("--repeat=", 0) == 0) {
+      g_repeat = std::max(1, std::atoi(a.c_str() + 9));
     } else if (a == "--fill_only") {
       probe = false;
     } else if (a == "--probe_only") {
@@ -341,7 +385,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: remote_filter_bench [--redis=HOST:PORT] "
                    "[--num=N] [--probe_keys=N] [--batch=N] [--fill_only|"
-                   "--probe_only]\n");
+                   "--probe_only] [--modes=off,async,sync,fillsync] "
+                   "[--threads=1,8] [--repeat=N]\n");
       return 2;
     }
   }
@@ -360,13 +405,29 @@ int main(int argc, char** argv) {
   if (fill) {
     std::printf("\nfillrandom: %d Puts of 16-byte keys / 100-byte values\n",
                 g_num);
-    std::printf("%-10s %-6s %7s %10s %10s   %s\n", "benchmark", "mirror",
-                "threads", "ops/s", "us/op", "redis round trips per group");
-    for (int threads : {1, 8}) {
-      Fill("fillrandom", Mode::kOff, threads, false, g_num);
-      Fill("fillrandom", Mode::kAsync, threads, false, g_num);
-      Fill("fillrandom", Mode::kSync, threads, false, g_num);
-      Fill("fillsync", Mode::kOff, threads, true, std::max(2000, g_num / 20));
+    std::printf("%-10s %-6s %7s %10s %10s %8s %8s   %s\n", "benchmark",
+                "mirror", "threads", "ops/s", "us/op", "cpu/op", "redis/op",
+                "redis round trips per group");
+    auto has = [](const std::string& list, const std::string& item) {
+      return ("," + list + ",").find("," + item + ",") != std::string::npos;
+    };
+    for (int round = 0; round < g_repeat; round++) {
+      for (absl::string_view t : absl::StrSplit(g_threads, ',')) {
+        const int threads = std::max(1, std::atoi(std::string(t).c_str()));
+        if (has(g_modes, "off")) {
+          Fill("fillrandom", Mode::kOff, threads, false, g_num);
+        }
+        if (has(g_modes, "async")) {
+          Fill("fillrandom", Mode::kAsync, threads, false, g_num);
+        }
+        if (has(g_modes, "sync")) {
+          Fill("fillrandom", Mode::kSync, threads, false, g_num);
+        }
+        if (has(g_modes, "fillsync")) {
+          Fill("fillsync", Mode::kOff, threads, true,
+               std::max(2000, g_num / 20));
+        }
+      }
     }
   }
   if (probe) Probe();

@@ -113,7 +113,7 @@ RemoteMirrorImpl::RemoteMirrorImpl(const Options& options,
       batch_delay_ms_(
           options.remote_filter.mode == RemoteFilterOptions::Mode::kAsync
               ? std::clamp<int64_t>(options.remote_filter.async_max_lag_ms / 10,
-                                    0, 2)
+                                    0, 10)
               : 0),
       writer_(std::make_unique<RedisMirrorWriter>(std::move(writer_options))) {
   // A previous process of this DB may hold a lease over a manifest that

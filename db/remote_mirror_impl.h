@@ -40,7 +40,6 @@
 #define SIFTDB_DB_REMOTE_MIRROR_IMPL_H_
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -133,7 +132,8 @@ class RemoteMirrorImpl final : public RemoteMirror {
   absl::Mutex mu_;
   absl::CondVar work_cv_;  // the mirror thread waits here
   absl::CondVar done_cv_;  // writers wait here
-  std::deque<Event> queue_ ABSL_GUARDED_BY(mu_);
+  // Events in order; the mirror thread takes them all at once (swap).
+  std::vector<Event> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   // The mirror thread sleeps with nothing to do: an event must wake it.
   bool mirror_idle_ ABSL_GUARDED_BY(mu_) = false;

@@ -230,14 +230,9 @@ void RemoteMirrorImpl::RunTrusted() {
   std::vector<Event> events;
   {
     absl::MutexLock l(&mu_);
-    for (const Event& e : queue_) {
-      if (inflight_oldest_ms_ == 0 || e.enqueue_ms < inflight_oldest_ms_) {
-        inflight_oldest_ms_ = e.enqueue_ms;
-      }
-    }
-    events.assign(std::make_move_iterator(queue_.begin()),
-                  std::make_move_iterator(queue_.end()));
-    queue_.clear();
+    // Events are in enqueue order: the first is the oldest.
+    if (!queue_.empty()) inflight_oldest_ms_ = queue_.front().enqueue_ms;
+    events.swap(queue_);
     batch_unix_ms_ = MirrorUnixMs();
   }
   ApplyLocally(&events, /*defer_versions=*/true);
@@ -297,9 +292,7 @@ absl::Status RemoteMirrorImpl::Republish() {
   std::vector<Event> events;
   {
     absl::MutexLock l(&mu_);
-    events.assign(std::make_move_iterator(queue_.begin()),
-                  std::make_move_iterator(queue_.end()));
-    queue_.clear();
+    events.swap(queue_);
   }
   ApplyLocally(&events, /*defer_versions=*/false);
   if (pending_version_.has_value()) {
@@ -342,9 +335,7 @@ absl::Status RemoteMirrorImpl::Republish() {
     absl::MutexLock l(&mu_);
     base = MirrorSteadyMs();
     lease_bound_ms_ = std::max(lease_bound_ms_, base + lease_ttl_ms_);
-    late.assign(std::make_move_iterator(queue_.begin()),
-                std::make_move_iterator(queue_.end()));
-    queue_.clear();
+    late.swap(queue_);
     batch_unix_ms_ = MirrorUnixMs();
   }
   // Version events that arrived meanwhile wait for the next iteration: the

@@ -3,6 +3,7 @@
 #include "filter/redis_mirror_writer.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <random>
 #include <set>
@@ -204,21 +205,30 @@ void RedisMirrorWriter::StageLive(uint64_t id, const LiveFilter& filter,
       cmds.push_back(RedisArgs{"SET", key, filter.bytes(i)});
       continue;
     }
-    std::vector<uint64_t> bits = delta.bits[i];
+    // Each recorded bit went from 0 to 1 once: no duplicates.
+    const std::vector<uint64_t>& bits = delta.bits[i];
     if (bits.empty()) continue;
-    std::sort(bits.begin(), bits.end());
-    bits.erase(std::unique(bits.begin(), bits.end()), bits.end());
-    // Dirty 64-byte blocks merged into runs (gaps of up to two blocks
-    // merged): SETRANGE of the local bytes, or BITFIELD SET u1 per bit,
-    // whichever is smaller. Either way Redis only gains bits, because the
-    // local copy holds every bit Redis holds.
-    std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, last] block
+    // Dirty 64-byte blocks (a bitmap, no sort) merged into runs (gaps of
+    // up to three blocks merged): SETRANGE of the local bytes, or BITFIELD
+    // SET u1 per bit, whichever is smaller. Either way Redis only gains
+    // bits, because the local copy holds every bit Redis holds.
+    const uint64_t num_blocks = filter.subfilter(i).num_blocks;
+    std::vector<uint64_t> dirty((num_blocks + 63) / 64, 0);
     for (uint64_t b : bits) {
       const uint64_t block = b / kBlockBits;
-      if (!runs.empty() && block <= runs.back().second + 3) {
-        runs.back().second = block;
-      } else {
-        runs.emplace_back(block, block);
+      dirty[block >> 6] |= uint64_t{1} << (block & 63);
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, last] block
+    for (size_t w = 0; w < dirty.size(); w++) {
+      uint64_t word = dirty[w];
+      while (word != 0) {
+        const uint64_t block = w * 64 + std::countr_zero(word);
+        word &= word - 1;
+        if (!runs.empty() && block <= runs.back().second + 4) {
+          runs.back().second = block;
+        } else {
+          runs.emplace_back(block, block);
+        }
       }
     }
     size_t range_cost = 0;
