@@ -160,6 +160,9 @@ class RemoteMirrorImpl final : public RemoteMirror {
   std::map<uint64_t, std::unique_ptr<LiveFilter>> lives_;
   std::map<uint64_t, LiveFilter::Delta> deltas_;  // changes not yet sent
   std::vector<MirrorTable> tables_;  // the table set last staged/published
+  // An empty vector with capacity, swapped in for queue_ (no regrowth of
+  // the queue after every batch).
+  std::vector<Event> spare_events_;
   std::optional<PendingVersion> pending_version_;
   std::map<uint64_t, TableFilterInfo> table_info_;
   SequenceNumber local_seq_ = 0;  // highest sequence in lives_

@@ -227,7 +227,8 @@ void RemoteMirrorImpl::SetApplied(SequenceNumber seq, bool failed,
 }
 
 void RemoteMirrorImpl::RunTrusted() {
-  std::vector<Event> events;
+  std::vector<Event> events = std::move(spare_events_);
+  events.clear();
   {
     absl::MutexLock l(&mu_);
     // Events are in enqueue order: the first is the oldest.
@@ -236,6 +237,7 @@ void RemoteMirrorImpl::RunTrusted() {
     batch_unix_ms_ = MirrorUnixMs();
   }
   ApplyLocally(&events, /*defer_versions=*/true);
+  spare_events_ = std::move(events);  // empty, keeps its capacity
   const int64_t now = MirrorSteadyMs();
   if (pending_version_.has_value() && now >= version_retry_at_ms_) {
     if (!StagePendingVersion()) version_retry_at_ms_ = now + kVersionRetryMs;

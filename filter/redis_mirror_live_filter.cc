@@ -111,8 +111,10 @@ void LiveFilter::Add(const uint64_t* hashes, size_t n, Delta* delta) {
   uint64_t bits[kMaxProbes];
   for (size_t j = 0; j < n; j++) {
     const uint64_t h = hashes[j];
+    // Present in an older sub-filter: not added again. (The newest needs
+    // no probe: setting its bits tells whether any was missing.)
     bool present = false;
-    for (size_t i = parsed.size(); i-- > 0;) {
+    for (size_t i = parsed.size() - 1; i-- > 0;) {
       if (parsed[i].HashMayMatch(h)) {
         present = true;
         break;
