@@ -121,8 +121,13 @@ absl::Status RedisMirrorWriter::PrepareRepublish(
   version_floor_ = published_.version;
   const RedisReply& all = (*got)[0];
   if (all.is_error()) {
-    // E.g. WRONGTYPE: something else sits at the manifest key. The full
-    // commit replaces it; it must be deleted first (HGET would fail).
+    if (!all.str().starts_with("WRONGTYPE")) {
+      return Fail(absl::FailedPreconditionError(absl::StrFormat(
+          "redis %s: HGETALL %s: %s", conn_->Describe(keys_.prefix()),
+          manifest_key, all.str())));
+    }
+    // Something else sits at the manifest key. The full commit replaces
+    // it; it must be deleted first (the script's HGET would fail).
     got = conn_->Pipeline({RedisArgs{"DEL", manifest_key}}, keys_.prefix());
     if (!got.ok()) return Fail(got.status());
   } else if (all.is_array()) {
