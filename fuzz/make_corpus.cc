@@ -5,6 +5,9 @@
 // writers (so seeds follow the formats as they are, not as remembered).
 // The committed fuzz/corpus/ is this program's output; rerun it after a
 // format change:  fuzz_make_corpus fuzz/corpus
+// (Tables record their creation time in the properties block, so table
+// seeds differ in those bytes from run to run; keep the committed ones
+// unless the format changed.)
 //
 // Thread safety: single-threaded program.
 
@@ -19,6 +22,7 @@
 
 #include "db/version_edit.h"
 #include "db/write_batch_internal.h"
+#include "filter/redis_mirror_format.h"
 #include "fuzz/fuzz_util.h"
 #include "siftdb/filter_policy.h"
 #include "table/block_builder.h"
@@ -212,6 +216,60 @@ void WriteBatchSeeds() {
         std::string(WriteBatchInternal::Contents(&deletes)));
 }
 
+std::string ManifestText(const MirrorManifest& m) {
+  std::string text;
+  for (const auto& [field, value] : EncodeManifest(m)) {
+    text += field + "\t" + value + "\n";
+  }
+  return text;
+}
+
+void RedisMirrorSeeds() {
+  MirrorManifest m;
+  m.generation = "3f2a9c";
+  m.version = 7;
+  m.mode = "sync";
+  m.comparator = "siftdb.BytewiseComparator";
+  m.lease_ttl_ms = 10000;
+  m.grace_ms = 10000;
+  m.complete_seq = 1234;
+  m.complete_ms = 1700000000000;
+  Write("redis_mirror", "header_only", ManifestText(m));
+  MirrorImmutableEntry a;
+  a.id = 12;
+  a.level = 0;
+  a.size = 1032;
+  a.crc32c = 0xdeadbeef;
+  a.policy = "siftdb.BlockedBloom";
+  a.smallest = "apple";
+  a.largest = "pear";
+  MirrorImmutableEntry b = a;
+  b.id = 15;
+  b.level = 3;
+  b.policy = "siftdb.ClassicBloom";
+  b.smallest = "";
+  b.largest = std::string("\x00\xff", 2);
+  m.immutables = {a, b};
+  MirrorLiveEntry live;
+  live.id = 16;
+  live.subfilters = {{32, 7}, {64, 8}};
+  m.lives = {live};
+  Write("redis_mirror", "tables_and_live", ManifestText(m));
+  m.mode = "async";
+  m.immutables.clear();
+  Write("redis_mirror", "async_live_only", ManifestText(m));
+  // Filter bytes as the reader fetches them (the whole input is also
+  // parsed as a filter).
+  const std::shared_ptr<const FilterPolicy> policy = NewBloomFilterPolicy(10);
+  std::unique_ptr<FilterBitsBuilder> builder = policy->NewBuilder();
+  for (int i = 0; i < 50; ++i) builder->AddKey(Key(i));
+  std::string filter;
+  builder->Finish(&filter);
+  Write("redis_mirror", "blocked_filter_bytes", filter);
+  Write("redis_mirror", "live_subfilter_bytes",
+        EmptySubFilter(MirrorSubFilter{4, 6}));
+}
+
 }  // namespace
 }  // namespace siftdb::fuzz
 
@@ -227,5 +285,6 @@ int main(int argc, char** argv) {
   siftdb::fuzz::FilterSeeds();
   siftdb::fuzz::VersionEditSeeds();
   siftdb::fuzz::WriteBatchSeeds();
+  siftdb::fuzz::RedisMirrorSeeds();
   return 0;
 }
