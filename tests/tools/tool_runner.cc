@@ -25,8 +25,6 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string BinaryDir() { return test::BinaryDir(); }
-
 std::string FindTool(const std::string& relative) {
   const std::string dir = BinaryDir();
   if (dir.empty()) return "";

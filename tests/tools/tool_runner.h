@@ -2,8 +2,8 @@
 //
 // Runs a built program (db_bench, ldb) as a child process and captures its
 // exit status, stdout and stderr, for the "tools" suite's black-box tests.
-// Programs are found under the build directory (see BinaryDir()); tests
-// skip when the program is not built.
+// Programs are found under the build directory (test::BinaryDir()); a
+// test fails when its program is not built.
 //
 // Thread safety: none needed; each test runs its programs one at a time.
 
@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/paths.h"
+
 namespace siftdb::test {
 
 struct ToolResult {
@@ -21,11 +23,8 @@ struct ToolResult {
   std::string err;     // stderr
 };
 
-// The build directory: $SIFTDB_BINARY_DIR, else the directory two levels
-// above this test executable (<build>/tests/tools_test); "" if unknown.
-std::string BinaryDir();
-
-// BinaryDir()/<relative>, or "" when that is not an executable.
+// BinaryDir() (tests/support/paths.h) + "/" + <relative>, or "" when that is
+// not an executable.
 std::string FindTool(const std::string& relative);
 
 // Runs `program` with `args` (no shell: arguments are passed as they are).
