@@ -13,23 +13,13 @@
 #include "gtest/gtest.h"
 #include "siftdb/write_batch.h"
 #include "tests/mirror/mirror_test_util.h"
+#include "tests/support/paths.h"
 
 namespace siftdb::test {
 namespace {
 
 std::string SiftProbeBinary() {
-  std::string dir;
-  if (const char* env = std::getenv("SIFTDB_BINARY_DIR")) {
-    dir = env;
-  } else {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0) return "";
-    std::string exe(self, n);  // <build>/tests/mirror_test
-    dir = exe.substr(0, exe.rfind('/'));
-    dir = dir.substr(0, dir.rfind('/'));
-  }
-  std::string bin = dir + "/tools/sift_probe";
+  const std::string bin = BinaryDir() + "/tools/sift_probe";
   return access(bin.c_str(), X_OK) == 0 ? bin : "";
 }
 
@@ -62,7 +52,8 @@ ProbeRun RunProbe(const TempDir& dir, const std::string& args,
 
 TEST(SiftProbeTest, AnswersKeysFromArgumentsAndStdin) {
   SIFTDB_REQUIRE_REDIS();
-  if (SiftProbeBinary().empty()) GTEST_SKIP() << "sift_probe is not built";
+  ASSERT_FALSE(SiftProbeBinary().empty())
+      << "sift_probe is not built under " << BinaryDir();
   auto server = RedisServer::Start();
   ASSERT_TRUE(server.ok()) << server.status();
   TempDir dbdir, io;

@@ -14,6 +14,7 @@
 #include "filter/redis_cli_text.h"
 #include "gtest/gtest.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
+#include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
@@ -93,22 +94,8 @@ TEST(RedisCliText, PrintedBinaryStringsCanBeTypedBack) {
 class SiftBfTool : public test::RedisTest {};
 
 TEST_F(SiftBfTool, BatchModeAnswersEachLineInOrder) {
-  // SIFTDB_BINARY_DIR when ctest passes it; else the build tree this test
-  // binary sits in (<build>/tests/redis_bloom_test).
-  const char* bin_dir = std::getenv("SIFTDB_BINARY_DIR");
-  std::string build;
-  if (bin_dir != nullptr) {
-    build = bin_dir;
-  } else {
-    std::error_code ec;
-    std::filesystem::path self =
-        std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) build = self.parent_path().parent_path().string();
-  }
-  std::string tool = build.empty() ? "" : build + "/tools/sift_bf";
-  if (tool.empty() || access(tool.c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "sift_bf not built (looked for " << tool << ")";
-  }
+  const std::string tool = test::BinaryDir() + "/tools/sift_bf";
+  ASSERT_EQ(0, access(tool.c_str(), X_OK)) << "sift_bf not built at " << tool;
   test::TempDir dir;
   std::ofstream(dir.Join("in.txt")) << "BF.RESERVE f 0.1 10 NONSCALING\n"
                                     << "\n"
