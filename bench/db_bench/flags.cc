@@ -64,10 +64,15 @@ ABSL_FLAG(std::string, engines, "siftdb",
           "(siftdb, and leveldb,rocksdb in the SIFTDB_BENCH_COMPARE=ON "
           "build)");
 
-// --- Remote filter mirror (reserved) ---
-// A later issue adds --remote_filter=HOST:PORT, --remote_filter_name=NAME
-// and --remote_filter_mode=async|sync here; ConfigFromFlags copies them into
-// EngineConfig::remote_filter_*, which engine_siftdb.cc maps to Options.
+// --- Remote filter mirror (Options::remote_filter) ---
+ABSL_FLAG(std::string, remote_filter, "",
+          "Mirror the filters into Redis at HOST:PORT (or unix:/path); "
+          "empty: no mirror");
+ABSL_FLAG(std::string, remote_filter_name, "db_bench",
+          "The DB's name in Redis (keys under the hash tag {name})");
+ABSL_FLAG(std::string, remote_filter_mode, "async",
+          "async (the mirror lags, bounded) or sync (a write returns once "
+          "its keys are in Redis)");
 
 namespace siftdb::bench {
 namespace {
@@ -166,6 +171,16 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   c.engine.max_file_size = absl::GetFlag(FLAGS_max_file_size);
   c.engine.block_size = absl::GetFlag(FLAGS_block_size);
   c.engine.max_open_files = open_files;
+  c.engine.remote_filter_address = absl::GetFlag(FLAGS_remote_filter);
+  c.engine.remote_filter_name = absl::GetFlag(FLAGS_remote_filter_name);
+  c.engine.remote_filter_mode = absl::GetFlag(FLAGS_remote_filter_mode);
+  if (!c.engine.remote_filter_address.empty() &&
+      c.engine.remote_filter_mode != "async" &&
+      c.engine.remote_filter_mode != "sync") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--remote_filter_mode=%s: must be async or sync",
+                        c.engine.remote_filter_mode));
+  }
   return c;
 }
 
