@@ -21,7 +21,8 @@ LookupKey::LookupKey(std::string_view user_key, SequenceNumber s)
   dst = EncodeVarint32(dst,
                        static_cast<uint32_t>(usize + kInternalKeyTrailerSize));
   kstart_ = dst;
-  std::memcpy(dst, user_key.data(), usize);
+  if (usize > 0)
+    std::memcpy(dst, user_key.data(), usize);  // data() may be null
   dst += usize;
   EncodeFixed64(dst, PackSequenceAndType(s, kValueTypeForSeek));
   dst += kInternalKeyTrailerSize;

@@ -68,12 +68,14 @@ void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
                              value.size();
   char* buf = arena_.Allocate(encoded_len);
   char* p = EncodeVarint32(buf, static_cast<uint32_t>(internal_key_size));
-  std::memcpy(p, user_key.data(), user_key.size());
+  // memcpy from a null pointer is undefined even for 0 bytes, and an empty
+  // string_view may hold one.
+  if (!user_key.empty()) std::memcpy(p, user_key.data(), user_key.size());
   p += user_key.size();
   EncodeFixed64(p, PackSequenceAndType(s, type));
   p += kInternalKeyTrailerSize;
   p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
-  std::memcpy(p, value.data(), value.size());
+  if (!value.empty()) std::memcpy(p, value.data(), value.size());
   table_.Insert(buf);
   num_entries_++;
 }

@@ -293,6 +293,20 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
             [](const auto& a, const auto& b) { return a.id < b.id; });
   std::sort(m.lives.begin(), m.lives.end(),
             [](const auto& a, const auto& b) { return a.id < b.id; });
+  // "mem:16" and "mem:016" are distinct fields naming one filter: refuse
+  // rather than guess which one is meant (readers then fail open).
+  for (size_t i = 1; i < m.immutables.size(); i++) {
+    if (m.immutables[i].id == m.immutables[i - 1].id) {
+      return absl::DataLossError(absl::StrFormat(
+          "mirror manifest lists table %d twice", m.immutables[i].id));
+    }
+  }
+  for (size_t i = 1; i < m.lives.size(); i++) {
+    if (m.lives[i].id == m.lives[i - 1].id) {
+      return absl::DataLossError(absl::StrFormat(
+          "mirror manifest lists MemTable filter %d twice", m.lives[i].id));
+    }
+  }
   return m;
 }
 
