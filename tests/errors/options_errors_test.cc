@@ -1,0 +1,172 @@
+// Copyright (c) siftdb authors.
+//
+// docs/errors.md, "Options": every field of Options that can be set to a
+// value siftdb refuses. Each case opens an existing database with the bad
+// value (InvalidArgument naming the field and the allowed range), then
+// reopens it with the value fixed and finds every acknowledged entry.
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "gtest/gtest.h"
+#include "siftdb/db.h"
+#include "tests/errors/errors_util.h"
+#include "tests/support/temp_dir.h"
+
+namespace siftdb::test {
+namespace {
+
+constexpr int kEntries = 50;
+
+// Opens a database of kEntries entries with each mutation of the options
+// in turn: each must fail with InvalidArgument naming all of `parts`;
+// afterwards the database opens with good options and holds its data.
+void ExpectRejected(std::initializer_list<std::function<void(Options*)>> bad,
+                    std::initializer_list<std::string_view> parts) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  ASSERT_NO_FATAL_FAILURE(MakeDb(path, kEntries, /*flush=*/false));
+  for (const auto& mutate : bad) {
+    Options o = CatalogueOptions(false);
+    mutate(&o);
+    auto db = DB::Open(o, path);
+    EXPECT_TRUE(
+        HasError(db.status(), absl::StatusCode::kInvalidArgument, parts));
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path, kEntries));
+}
+
+// Opens a database with an accepted-but-surprising value and checks that
+// it works: writes, reads, reopens.
+void ExpectAccepted(const std::function<void(Options*)>& mutate) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  ASSERT_NO_FATAL_FAILURE(MakeDb(path, kEntries, /*flush=*/true));
+  Options o = CatalogueOptions(false);
+  mutate(&o);
+  ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path, kEntries, o));
+}
+
+TEST(ErrorsOptions, WriteBufferSizeOutOfRange) {
+  ExpectRejected({[](Options* o) { o->write_buffer_size = 1000; },
+                  [](Options* o) { o->write_buffer_size = size_t{5} << 30; }},
+                 {"invalid option: write_buffer_size", "[4 KiB, 4 GiB]"});
+}
+
+TEST(ErrorsOptions, MaxOpenFilesTooSmall) {
+  ExpectRejected({[](Options* o) { o->max_open_files = 15; },
+                  [](Options* o) { o->max_open_files = -1; }},
+                 {"invalid option: max_open_files", ">= 16"});
+}
+
+TEST(ErrorsOptions, BlockSizeOutOfRange) {
+  ExpectRejected({[](Options* o) { o->block_size = 255; },
+                  [](Options* o) { o->block_size = (size_t{64} << 20) + 1; }},
+                 {"invalid option: block_size", "[256, 64 MiB]"});
+}
+
+TEST(ErrorsOptions, BlockRestartIntervalTooSmall) {
+  ExpectRejected({[](Options* o) { o->block_restart_interval = 0; },
+                  [](Options* o) { o->block_restart_interval = -3; }},
+                 {"invalid option: block_restart_interval", ">= 1"});
+}
+
+TEST(ErrorsOptions, CompressionUnknown) {
+  ExpectRejected(
+      {[](Options* o) { o->compression = static_cast<CompressionType>(7); }},
+      {"invalid option: compression = 7", "unknown type"});
+}
+
+TEST(ErrorsOptions, FilterBitsPerKeyOutOfRange) {
+  ExpectRejected({[](Options* o) { o->filter_bits_per_key = -1; },
+                  [](Options* o) { o->filter_bits_per_key = 101; },
+                  [](Options* o) {
+                    o->filter_bits_per_key =
+                        std::numeric_limits<double>::quiet_NaN();
+                  }},
+                 {"invalid option: filter_bits_per_key", "[0, 100]"});
+}
+
+TEST(ErrorsOptions, MaxFileSizeTooSmall) {
+  ExpectRejected({[](Options* o) { o->max_file_size = 4095; }},
+                 {"invalid option: max_file_size", ">= 4 KiB"});
+}
+
+TEST(ErrorsOptions, Level0TriggersOutOfOrder) {
+  ExpectRejected({[](Options* o) { o->level0_file_num_compaction_trigger = 0; },
+                  [](Options* o) { o->level0_slowdown_writes_trigger = 2; },
+                  [](Options* o) { o->level0_stop_writes_trigger = 5; }},
+                 {"invalid option: level0 triggers",
+                  "1 <= compaction <= slowdown <= stop"});
+}
+
+TEST(ErrorsOptions, MaxBytesForLevelBaseTooSmall) {
+  ExpectRejected({[](Options* o) { o->max_bytes_for_level_base = 4095; }},
+                 {"invalid option: max_bytes_for_level_base", ">= 4 KiB"});
+}
+
+TEST(ErrorsOptions, MaxBytesForLevelMultiplierOutOfRange) {
+  ExpectRejected(
+      {[](Options* o) { o->max_bytes_for_level_multiplier = 1; },
+       [](Options* o) { o->max_bytes_for_level_multiplier = 1000.5; },
+       [](Options* o) {
+         o->max_bytes_for_level_multiplier =
+             std::numeric_limits<double>::quiet_NaN();
+       }},
+      {"invalid option: max_bytes_for_level_multiplier", "(1, 1000]"});
+}
+
+TEST(ErrorsOptions, RemoteFilterInvalid) {
+  auto mirror = [](Options* o) {
+    o->remote_filter.mode = RemoteFilterOptions::Mode::kAsync;
+    o->remote_filter.endpoints = {"127.0.0.1:1"};
+    o->remote_filter.name = "catalogue";
+  };
+  ExpectRejected({[&](Options* o) {
+                   mirror(o);
+                   o->remote_filter.endpoints.clear();
+                 }},
+                 {"invalid option: Options.remote_filter.endpoints"});
+  ExpectRejected({[&](Options* o) {
+                   mirror(o);
+                   o->remote_filter.endpoints = {"localhost:99999"};
+                 }},
+                 {"invalid option: Options.remote_filter.endpoints",
+                  "localhost:99999", "bad port"});
+  ExpectRejected({[&](Options* o) {
+                    mirror(o);
+                    o->remote_filter.name = "bad{name}";
+                  },
+                  [&](Options* o) {
+                    mirror(o);
+                    o->remote_filter.name = "";
+                  }},
+                 {"Options.remote_filter.name", "[A-Za-z0-9_.-]"});
+  ExpectRejected({[&](Options* o) {
+                   mirror(o);
+                   o->remote_filter.lease_ttl_ms = 99;
+                 }},
+                 {"Options.remote_filter.lease_ttl_ms", ">= 100"});
+  ExpectRejected({[&](Options* o) {
+                   mirror(o);
+                   o->remote_filter.command_timeout_ms = 0;
+                 }},
+                 {"Options.remote_filter.connect_timeout_ms", "> 0"});
+  ExpectRejected({[&](Options* o) {
+                   mirror(o);
+                   o->remote_filter.delete_grace_ms = -1;
+                 }},
+                 {"Options.remote_filter.", "may be negative"});
+}
+
+// Accepted values whose effect is worth knowing.
+TEST(ErrorsOptions, ZeroBlockCacheAndZeroFilterBitsAreAccepted) {
+  ExpectAccepted([](Options* o) {
+    o->block_cache_size = 0;     // no block cache
+    o->filter_bits_per_key = 0;  // no filters in new tables
+  });
+}
+
+}  // namespace
+}  // namespace siftdb::test
