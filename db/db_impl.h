@@ -82,6 +82,9 @@ class DBImpl : public DB {
 
   // --- Open and recovery (db_impl_open.cc) ---
   absl::Status NewDB();
+  // DataLoss if the directory holds tables, logs or a later MANIFEST
+  // although CURRENT is missing (a damaged database, not an empty one).
+  absl::Status CheckNoOrphanedData();
   absl::Status Recover(VersionEdit* edit, bool* save_manifest)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status RecoverLogFile(uint64_t log_number, bool last_log,

@@ -184,6 +184,34 @@ absl::Status DBImpl::NewLogFile(uint64_t number) {
   return absl::OkStatus();
 }
 
+// A directory without CURRENT is a new database only if it holds no data:
+// NewDB would otherwise start an empty tree, and the first cleanup would
+// delete every table and log as obsolete. A MANIFEST-000001 alone is what a
+// crash inside NewDB leaves (the MANIFEST is written before CURRENT), so it
+// does not count.
+absl::Status DBImpl::CheckNoOrphanedData() {
+  auto children = env_->GetChildren(dbname_);
+  if (!children.ok()) return children.status();
+  int orphans = 0;
+  std::string example;
+  for (const std::string& name : *children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    const bool data = type == FileType::kTableFile ||
+                      type == FileType::kLogFile ||
+                      (type == FileType::kDescriptorFile && number != 1);
+    if (!data) continue;
+    if (orphans++ == 0) example = name;
+  }
+  if (orphans == 0) return absl::OkStatus();
+  return absl::DataLossError(absl::StrFormat(
+      "%s: CURRENT is missing but the directory holds %d table, log or "
+      "MANIFEST file(s) (e.g. %s); refusing to create a new database over "
+      "them (create_if_missing): restore CURRENT or run RepairDB",
+      dbname_, orphans, example));
+}
+
 absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
   env_->CreateDir(dbname_).IgnoreError();
   auto lock = env_->LockFile(LockFileName(dbname_));
@@ -197,7 +225,9 @@ absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
                           "create_if_missing is false",
                           dbname_));
     }
-    absl::Status s = NewDB();
+    absl::Status s = CheckNoOrphanedData();
+    if (!s.ok()) return s;
+    s = NewDB();
     if (!s.ok()) return s;
   } else if (options_.error_if_exists) {
     return absl::InvalidArgumentError(absl::StrFormat(

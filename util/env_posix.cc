@@ -368,8 +368,8 @@ class PosixEnv final : public Env {
       ::close(fd);
       if (err == EWOULDBLOCK) {
         return absl::UnavailableError(absl::StrFormat(
-            "lock %s: already held by another process (is the DB open "
-            "elsewhere?)",
+            "lock %s: already held by this or another process (is the DB "
+            "open elsewhere?)",
             fname));
       }
       return PosixError("lock", fname, err);

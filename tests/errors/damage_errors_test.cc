@@ -50,26 +50,25 @@ TEST_F(ErrorsDamage, CurrentMissing) {
 }
 
 TEST_F(ErrorsDamage, CurrentMissingWithCreateIfMissing) {
-  // Known bug, reported (docs/errors.md): Open starts a new database and
-  // deletes the tables as obsolete. Skipped (visibly) until fixed; set
-  // SIFTDB_TEST_KNOWN_BUGS=1 to run it.
-  if (std::getenv("SIFTDB_TEST_KNOWN_BUGS") == nullptr) {
-    GTEST_SKIP() << "known bug: CURRENT missing + create_if_missing loses "
-                    "every flushed table (docs/errors.md)";
-  }
   ASSERT_NO_FATAL_FAILURE(MakeDb(path_, kEntries, /*flush=*/true));
   std::filesystem::remove(File("CURRENT"));
   // A directory with tables and a MANIFEST but no CURRENT is a damaged
   // database, not an empty one: create_if_missing must not start over
   // (and delete the tables as obsolete).
-  absl::Status s = OpenStatus(CatalogueOptions(true));
-  if (s.ok()) {
-    ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
-  } else {
-    EXPECT_TRUE(HasError(s, absl::StatusCode::kDataLoss, {"CURRENT"}));
-    ASSERT_TRUE(RepairDB(path_, Options()).ok());
-    ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
-  }
+  EXPECT_TRUE(HasError(OpenStatus(CatalogueOptions(true)),
+                       absl::StatusCode::kDataLoss,
+                       {path_, "CURRENT is missing", "RepairDB"}));
+  // Nothing was deleted: RepairDB brings every entry back.
+  ASSERT_TRUE(RepairDB(path_, Options()).ok());
+  ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
+}
+
+TEST_F(ErrorsDamage, CrashInsideNewDbIsNotData) {
+  // NewDB writes MANIFEST-000001 before CURRENT: a crash between the two
+  // leaves only that MANIFEST, and create_if_missing starts over.
+  std::filesystem::create_directories(path_);
+  Overwrite(path_ + "/MANIFEST-000001", "partial");
+  ASSERT_TRUE(OpenStatus(CatalogueOptions(true)).ok());
 }
 
 TEST_F(ErrorsDamage, CurrentEmpty) {

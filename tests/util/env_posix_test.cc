@@ -275,7 +275,7 @@ TEST_F(EnvPosixTest, LockTwiceInProcessFails) {
   auto second = env_->LockFile(f);
   ASSERT_FALSE(second.ok());
   EXPECT_THAT(std::string(second.status().message()),
-              HasSubstr("lock " + f + ": already held by another process"));
+              HasSubstr("lock " + f + ": already held by this or another process"));
   // Releasing lets the next one in.
   first->reset();
   auto third = env_->LockFile(f);
