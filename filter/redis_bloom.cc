@@ -15,6 +15,7 @@
 #include "siftdb/redis_bloom.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <optional>
@@ -76,24 +77,17 @@ void AddOffsets(RedisArgs* args, const std::vector<redis_bloom::HashPair>& h,
   }
 }
 
-// Membership in a filter of one sub-filter, without a script: MULTI, the
-// token, one BITFIELD_RO with every probe, EXEC. Cheaper than the script's
-// per-probe Lua work when there is only one sub-filter to test (the script
-// wins on chains, where it stops at the first sub-filter holding an item).
-// nullopt: the token changed, refresh and retry.
-absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
-    RedisClient* client, std::string_view name,
-    const RedisBloom::Layout& layout,
-    const std::vector<redis_bloom::HashPair>& h) {
-  const LinkSpec& spec = layout.links[0].spec;
+// Reads Redis bits `offsets` of `key` in one MULTI / EXEC together with the
+// filter's token. Returns the bits (0/1), or nullopt when the token is no
+// longer `token` (refresh and retry), or an empty vector with *missing set
+// when the meta key is missing or not a hash (RedisBloom answers 0).
+absl::StatusOr<std::optional<std::vector<uint8_t>>> ReadBits(
+    RedisClient* client, std::string_view name, const std::string& token,
+    const std::string& key, const std::vector<uint64_t>& offsets,
+    bool* missing) {
   RedisArgs probes;
-  probes.Add("BITFIELD_RO").Add(RedisBloom::BitmapKey(name, 0));
-  for (const redis_bloom::HashPair& hp : h) {
-    for (uint32_t r = 0; r < spec.hashes; r++) {
-      probes.Add("GET").Add("u1").AddUint(
-          redis_bloom::RedisBitOffset(redis_bloom::ProbeBit(hp, r, spec.bits)));
-    }
-  }
+  probes.Add("BITFIELD_RO").Add(key);
+  for (uint64_t off : offsets) probes.Add("GET").Add("u1").AddUint(off);
   std::vector<RedisArgs> cmds;
   cmds.push_back(RedisArgs{"MULTI"});
   cmds.push_back(
@@ -108,26 +102,81 @@ absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
     return UnexpectedReply(*client, name, exec);
   }
   const RedisReply& ids = exec.elements()[0];
-  // A missing or wrong-type meta key: RedisBloom answers 0.
   if (ids.is_error() || !ids.is_array() || ids.elements().size() != 2 ||
       ids.elements()[0].is_nil()) {
-    return std::optional<std::vector<bool>>(std::vector<bool>(h.size(), false));
+    *missing = true;
+    return std::optional<std::vector<uint8_t>>(std::vector<uint8_t>());
   }
   if (absl::StrCat(ids.elements()[0].str(), ":", ids.elements()[1].str()) !=
-      layout.token()) {
-    return std::optional<std::vector<bool>>();
+      token) {
+    return std::optional<std::vector<uint8_t>>();
   }
   const RedisReply& bits = exec.elements()[1];
   if (bits.is_error()) return client->ServerErrorStatus("BITFIELD_RO", bits);
-  if (!bits.is_array() || bits.elements().size() != h.size() * spec.hashes) {
+  if (!bits.is_array() || bits.elements().size() != offsets.size()) {
     return UnexpectedReply(*client, name, bits);
   }
-  std::vector<bool> out(h.size());
-  size_t g = 0;
+  std::vector<uint8_t> out(offsets.size());
+  for (size_t i = 0; i < offsets.size(); i++) {
+    out[i] = bits.elements()[i].integer() == 1 ? 1 : 0;
+  }
+  return std::optional<std::vector<uint8_t>>(std::move(out));
+}
+
+// Membership in a filter of one sub-filter, without a script, in two rounds
+// of MULTI + token + one BITFIELD_RO + EXEC: probe 0 of every item, then the
+// other probes of the items whose probe 0 was set. An absent item usually
+// stops at its first bit, so a batch of absent items costs about one probe
+// per item instead of `hashes`; a batch of present items pays one more round
+// trip. Bits are never cleared while the token holds, so an item whose probe
+// 0 was set stays so: the answer is that of the second read.
+// nullopt: the token changed, refresh and retry.
+absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
+    RedisClient* client, std::string_view name,
+    const RedisBloom::Layout& layout,
+    const std::vector<redis_bloom::HashPair>& h) {
+  const LinkSpec& spec = layout.links[0].spec;
+  const std::string key = RedisBloom::BitmapKey(name, 0);
+  const std::string token = layout.token();
+  std::vector<uint64_t> offsets(h.size());
   for (size_t i = 0; i < h.size(); i++) {
+    offsets[i] =
+        redis_bloom::RedisBitOffset(redis_bloom::ProbeBit(h[i], 0, spec.bits));
+  }
+  bool missing = false;
+  absl::StatusOr<std::optional<std::vector<uint8_t>>> first =
+      ReadBits(client, name, token, key, offsets, &missing);
+  if (!first.ok()) return first.status();
+  if (missing) {
+    return std::optional<std::vector<bool>>(std::vector<bool>(h.size(), false));
+  }
+  if (!first->has_value()) return std::optional<std::vector<bool>>();
+  std::vector<bool> out(h.size());
+  std::vector<size_t> survivors;
+  for (size_t i = 0; i < h.size(); i++) {
+    if ((**first)[i] != 0) survivors.push_back(i);
+  }
+  if (spec.hashes == 1 || survivors.empty()) {
+    for (size_t i : survivors) out[i] = true;
+    return std::optional<std::vector<bool>>(std::move(out));
+  }
+  offsets.clear();
+  for (size_t i : survivors) {
+    for (uint32_t r = 1; r < spec.hashes; r++) {
+      offsets.push_back(redis_bloom::RedisBitOffset(
+          redis_bloom::ProbeBit(h[i], r, spec.bits)));
+    }
+  }
+  absl::StatusOr<std::optional<std::vector<uint8_t>>> rest =
+      ReadBits(client, name, token, key, offsets, &missing);
+  if (!rest.ok()) return rest.status();
+  // Deleted (or re-created) between the rounds: start again.
+  if (missing || !rest->has_value()) return std::optional<std::vector<bool>>();
+  size_t g = 0;
+  for (size_t i : survivors) {
     bool all = true;
-    for (uint32_t r = 0; r < spec.hashes; r++, g++) {
-      if (bits.elements()[g].integer() != 1) all = false;
+    for (uint32_t r = 1; r < spec.hashes; r++, g++) {
+      if ((**rest)[g] == 0) all = false;
     }
     out[i] = all;
   }
