@@ -4,6 +4,7 @@
 // deleting obsolete files, and the sticky background error.
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -24,7 +25,9 @@ void DBImpl::BackgroundThreadMain() {
   MutexLock l(&mutex_);
   while (true) {
     while (!shutting_down_ && !HasBackgroundWork()) {
-      background_work_cv_.Wait(&mutex_);
+      // Lookups (which never signal this thread) may ask for a seek
+      // compaction (Version::seek_compaction_): look again now and then.
+      background_work_cv_.WaitFor(&mutex_, std::chrono::milliseconds(100));
     }
     // On shutdown, finish a pending flush (cheap, and it spares the next
     // Open a log replay) but start no compaction.
@@ -119,7 +122,7 @@ void DBImpl::RemoveObsoleteFiles() {
                number == versions_->PrevLogNumber();
         break;
       case FileType::kDescriptorFile:
-        keep = number >= versions_->ManifestFileNumber();
+        keep = number >= versions_->OldestLiveManifestNumber();
         break;
       case FileType::kTableFile:
       case FileType::kTempFile:

@@ -79,7 +79,9 @@ void DBImpl::BackgroundCompaction() {
     CompactionState compact(std::move(c));
     status = DoCompactionWork(&compact);
     CleanupCompaction(&compact);
-    RemoveObsoleteFiles();
+    // After a failure nobody knows whether the MANIFEST holds the outputs
+    // (a failed sync may still have written the record): delete nothing.
+    if (status.ok()) RemoveObsoleteFiles();
   }
   if (!status.ok() && !shutting_down_) RecordBackgroundError(status);
 

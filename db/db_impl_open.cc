@@ -284,10 +284,22 @@ struct LogReporter : public log::Reader::Reporter {
   std::string fname;
   absl::Status* status;  // null: log and continue (paranoid_checks off)
   uint64_t dropped_bytes = 0;
+  // The first failure to read the file (anything but DataLoss). Never
+  // skipped, whatever paranoid_checks says: the bytes may be intact, and
+  // going on would drop acknowledged writes that a later Open could read.
+  absl::Status io_error;
   void Corruption(size_t bytes, absl::Status s) override {
-    dropped_bytes += bytes;
     const std::string msg =
         absl::StrFormat("%s: %s (%d bytes dropped)", fname, s.message(), bytes);
+    if (s.code() != absl::StatusCode::kDataLoss) {
+      if (io_error.ok()) {
+        io_error = absl::Status(
+            s.code(),
+            absl::StrFormat("%s: reading the log: %s", fname, s.message()));
+      }
+      return;
+    }
+    dropped_bytes += bytes;
     if (info_log != nullptr) info_log->Log(msg);
     if (status != nullptr && status->ok()) *status = absl::DataLossError(msg);
   }
@@ -316,7 +328,8 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
   WriteBatch batch;
   MemTable* mem = nullptr;
   int compactions = 0;
-  while (reader.ReadRecord(&record, &scratch) && status.ok()) {
+  while (reader.ReadRecord(&record, &scratch) && status.ok() &&
+         reporter.io_error.ok()) {
     if (record.size() < WriteBatchInternal::kHeader) {
       reporter.Corruption(
           record.size(),
@@ -353,6 +366,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
       if (!status.ok()) break;
     }
   }
+  if (status.ok() && !reporter.io_error.ok()) status = reporter.io_error;
   if (reporter.dropped_bytes > 0) {
     LogMessage(absl::StrFormat("recovery of %s dropped %d bytes", fname,
                                reporter.dropped_bytes));

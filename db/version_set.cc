@@ -184,18 +184,23 @@ absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
     }
     if (s.ok() && !new_manifest.empty()) {
       s = SetCurrentFile(env_, dbname_, manifest_file_number_);
+      // Whether or not it failed, CURRENT may now name the new MANIFEST.
+      if (!s.ok()) new_manifest.clear();  // so it is kept
     }
     mu->Lock();
   }
 
   if (s.ok()) {
     AppendVersion(v);
+    live_manifest_floor_ = manifest_file_number_;
     log_number_ = edit->log_number_;
     prev_log_number_ = edit->prev_log_number_;
   } else {
     delete v;
     // The MANIFEST may now end in a partial record; never append to it
-    // again. The next LogAndApply starts a fresh one.
+    // again. The next LogAndApply starts a fresh one. A new MANIFEST that
+    // CURRENT cannot name is removed; the live ones stay (see
+    // OldestLiveManifestNumber).
     descriptor_log_.reset();
     descriptor_file_.reset();
     if (!new_manifest.empty()) env_->RemoveFile(new_manifest).IgnoreError();
@@ -311,6 +316,7 @@ absl::Status VersionSet::Recover(bool* save_manifest) {
   Finalize(v);
   AppendVersion(v);
   manifest_file_number_ = next_file;
+  live_manifest_floor_ = manifest_number;
   next_file_number_ = next_file + 1;
   last_sequence_ = last_sequence;
   log_number_ = log_number;
@@ -351,6 +357,24 @@ void VersionSet::Finalize(Version* v) {
   }
   v->compaction_level_ = best_level;
   v->compaction_score_ = best_score;
+
+  // Seek budgets, as LevelDB sets them: one seek costs about as much as
+  // compacting 16 KiB (a lookup's I/O against the compaction's), so a table
+  // may be passed over size / 16 KiB times (at least 100) before merging it
+  // down pays for itself.
+  for (int level = 0; level < kNumLevels - 1; level++) {
+    const std::vector<FileMetaData*>& files = v->files_[level];
+    if (files.empty()) continue;
+    v->allowed_seeks_[level] =
+        std::make_unique<std::atomic<int32_t>[]>(files.size());
+    for (size_t i = 0; i < files.size(); i++) {
+      const uint64_t budget =
+          std::max<uint64_t>(100, files[i]->file_size / 16384);
+      v->allowed_seeks_[level][i].store(
+          static_cast<int32_t>(std::min<uint64_t>(budget, INT32_MAX)),
+          std::memory_order_relaxed);
+    }
+  }
 }
 
 int VersionSet::NumLevelFiles(int level) const {

@@ -57,6 +57,10 @@ class VersionSet {
   Version* current() const { return current_; }
 
   uint64_t ManifestFileNumber() const { return manifest_file_number_; }
+  // MANIFESTs numbered below this are obsolete; the one CURRENT names is at
+  // or above it. After a failed switch CURRENT may name the old MANIFEST or
+  // the new one (the rename may have happened), so both stay.
+  uint64_t OldestLiveManifestNumber() const { return live_manifest_floor_; }
   uint64_t NewFileNumber() { return next_file_number_++; }
   // Gives back a number from NewFileNumber() that went unused.
   void ReuseFileNumber(uint64_t file_number) {
@@ -86,8 +90,12 @@ class VersionSet {
 
   // Target bytes for a level >= 1.
   double MaxBytesForLevel(int level) const;
-  // True when some level's score calls for a compaction.
-  bool NeedsCompaction() const { return current_->compaction_score_ >= 1; }
+  // True when some level's score calls for a compaction, or lookups have
+  // used up some table's seek budget (see Version::allowed_seeks_).
+  bool NeedsCompaction() const {
+    return current_->compaction_score_ >= 1 ||
+           current_->seek_compaction_.load(std::memory_order_relaxed) >= 0;
+  }
   int CompactionLevel() const { return current_->compaction_level_; }
   double CompactionScore() const { return current_->compaction_score_; }
 
@@ -142,6 +150,9 @@ class VersionSet {
 
   uint64_t next_file_number_ = 2;
   uint64_t manifest_file_number_ = 0;
+  // The MANIFEST CURRENT was last known to name (see
+  // OldestLiveManifestNumber).
+  uint64_t live_manifest_floor_ = 0;
   SequenceNumber last_sequence_ = 0;
   uint64_t log_number_ = 0;
   uint64_t prev_log_number_ = 0;
