@@ -61,11 +61,26 @@ namespace {
 // Decodes the entry header at p (entries end at limit). Returns the start of
 // the key delta, or nullptr when the header is malformed or the key delta
 // and value do not fit before limit.
-const char* DecodeEntry(const char* p, const char* limit, uint32_t* shared,
-                        uint32_t* non_shared, uint32_t* value_length) {
-  if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return nullptr;
-  if ((p = GetVarint32Ptr(p, limit, non_shared)) == nullptr) return nullptr;
-  if ((p = GetVarint32Ptr(p, limit, value_length)) == nullptr) return nullptr;
+inline const char* DecodeEntry(const char* p, const char* limit,
+                               uint32_t* shared, uint32_t* non_shared,
+                               uint32_t* value_length) {
+  if (limit - p >= 3 &&
+      ((static_cast<uint8_t>(p[0]) | static_cast<uint8_t>(p[1]) |
+        static_cast<uint8_t>(p[2])) &
+       0x80) == 0) {
+    // Fast path: all three lengths fit in one byte each (keys and values
+    // below 128 bytes, the common case).
+    *shared = static_cast<uint8_t>(p[0]);
+    *non_shared = static_cast<uint8_t>(p[1]);
+    *value_length = static_cast<uint8_t>(p[2]);
+    p += 3;
+  } else {
+    if ((p = GetVarint32Ptr(p, limit, shared)) == nullptr) return nullptr;
+    if ((p = GetVarint32Ptr(p, limit, non_shared)) == nullptr) return nullptr;
+    if ((p = GetVarint32Ptr(p, limit, value_length)) == nullptr) {
+      return nullptr;
+    }
+  }
   if (uint64_t{*non_shared} + *value_length >
       static_cast<uint64_t>(limit - p)) {
     return nullptr;

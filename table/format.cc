@@ -5,7 +5,10 @@
 #include <snappy.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_format.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -83,14 +86,28 @@ std::string CompressionTypeName(uint8_t type) {
   }
 }
 
-absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
-                                              uint8_t type,
-                                              std::string_view context) {
+namespace {
+
+// Uninitialized storage: every byte is overwritten by a read or by the
+// decompressor, so zero-filling it (make_unique<char[]>) is wasted work on
+// the hot read path.
+std::unique_ptr<char[]> NewBuffer(size_t n) {
+  return std::make_unique_for_overwrite<char[]>(n);
+}
+
+// Error context for a block: built only when an error is reported.
+std::string BlockContext(std::string_view file_name, uint64_t offset) {
+  return absl::StrFormat("%s: block at offset %d", file_name, offset);
+}
+
+absl::StatusOr<BlockContents> Uncompress(
+    std::string_view stored, uint8_t type,
+    absl::FunctionRef<std::string()> context) {
   BlockContents out;
   out.stored_type = static_cast<CompressionType>(type);
   switch (type) {
     case kNoCompression:
-      out.owned = std::make_unique<char[]>(stored.size());
+      out.owned = NewBuffer(stored.size());
       if (!stored.empty()) {
         std::memcpy(out.owned.get(), stored.data(), stored.size());
       }
@@ -101,46 +118,55 @@ absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
       if (!snappy::GetUncompressedLength(stored.data(), stored.size(),
                                          &ulength)) {
         return absl::DataLossError(absl::StrFormat(
-            "%s: corrupt snappy block (bad length header)", context));
+            "%s: corrupt snappy block (bad length header)", context()));
       }
       // A snappy element of n bytes expands to at most 64 / 3 * n bytes, so
       // a larger claimed length is corrupt; checking it first keeps a bad
       // header from making us allocate gigabytes.
       if (ulength / 32 > stored.size()) {
         return absl::DataLossError(absl::StrFormat(
-            "%s: corrupt snappy block (claims %d bytes from %d)", context,
+            "%s: corrupt snappy block (claims %d bytes from %d)", context(),
             ulength, stored.size()));
       }
-      out.owned = std::make_unique<char[]>(ulength);
+      out.owned = NewBuffer(ulength);
       if (!snappy::RawUncompress(stored.data(), stored.size(),
                                  out.owned.get())) {
         return absl::DataLossError(
-            absl::StrFormat("%s: corrupt snappy block", context));
+            absl::StrFormat("%s: corrupt snappy block", context()));
       }
       out.size = ulength;
       return out;
     }
     default:
       return absl::DataLossError(
-          absl::StrFormat("%s: unknown compression type %d", context, type));
+          absl::StrFormat("%s: unknown compression type %d", context(), type));
   }
+}
+
+}  // namespace
+
+absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
+                                              uint8_t type,
+                                              std::string_view context) {
+  return Uncompress(stored, type, [context] { return std::string(context); });
 }
 
 absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
                                         const ReadBlockOptions& options,
                                         const BlockHandle& handle) {
-  const std::string context = absl::StrFormat(
-      "%s: block at offset %d", options.file_name, handle.offset());
+  auto context = [&options, &handle] {
+    return BlockContext(options.file_name, handle.offset());
+  };
   const uint64_t limit = options.limit;
   if (handle.offset() > limit || handle.size() > limit - handle.offset() ||
       kBlockTrailerSize > limit - handle.offset() - handle.size()) {
     return absl::DataLossError(absl::StrFormat(
         "%s: block of %d bytes extends past the end of its region (%d)",
-        context, handle.size(), limit));
+        context(), handle.size(), limit));
   }
   const size_t n = static_cast<size_t>(handle.size());
   const size_t total = n + kBlockTrailerSize;
-  auto buf = std::make_unique<char[]>(total);
+  std::unique_ptr<char[]> buf = NewBuffer(total);
   std::string_view got;
   absl::Status s = file.Read(handle.offset(), total, &got, buf.get());
   if (options.statistics != nullptr) {
@@ -148,29 +174,32 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   }
   if (!s.ok()) {
     return absl::Status(s.code(),
-                        absl::StrFormat("%s: %s", context, s.message()));
+                        absl::StrFormat("%s: %s", context(), s.message()));
   }
   if (got.size() != total) {
     return absl::DataLossError(absl::StrFormat(
-        "%s: truncated read (%d of %d bytes)", context, got.size(), total));
+        "%s: truncated read (%d of %d bytes)", context(), got.size(), total));
   }
-  if (got.data() != buf.get()) std::memcpy(buf.get(), got.data(), total);
-  const uint8_t type = static_cast<uint8_t>(buf[n]);
+  // The file may answer from its own memory (a readahead window): a
+  // compressed block is decompressed straight from there.
+  const char* const data = got.data();
+  const uint8_t type = static_cast<uint8_t>(data[n]);
   if (options.verify_checksum) {
-    const uint32_t stored = DecodeFixed32(buf.get() + n + 1);
-    if (BlockChecksum(std::string_view(buf.get(), n), type) != stored) {
+    const uint32_t stored = DecodeFixed32(data + n + 1);
+    if (BlockChecksum(std::string_view(data, n), type) != stored) {
       return absl::DataLossError(
-          absl::StrFormat("%s: checksum mismatch", context));
+          absl::StrFormat("%s: checksum mismatch", context()));
     }
   }
   if (type == kNoCompression) {
+    if (data != buf.get()) std::memcpy(buf.get(), data, total);
     BlockContents out;
     out.owned = std::move(buf);  // the trailer bytes stay allocated, unused
     out.size = n;
     out.stored_type = kNoCompression;
     return out;
   }
-  return UncompressBlock(std::string_view(buf.get(), n), type, context);
+  return Uncompress(std::string_view(data, n), type, context);
 }
 
 }  // namespace siftdb

@@ -35,21 +35,21 @@ class MergingIterator final : public Iterator {
     if (!status_.ok()) return;
     for (IteratorWrapper& child : children_) child.SeekToFirst();
     direction_ = kForward;
-    if (CheckAllChildren()) FindSmallest();
+    if (CheckAllChildren()) BuildHeap();
   }
 
   void SeekToLast() override {
     if (!status_.ok()) return;
     for (IteratorWrapper& child : children_) child.SeekToLast();
     direction_ = kReverse;
-    if (CheckAllChildren()) FindLargest();
+    if (CheckAllChildren()) BuildHeap();
   }
 
   void Seek(std::string_view target) override {
     if (!status_.ok()) return;
     for (IteratorWrapper& child : children_) child.Seek(target);
     direction_ = kForward;
-    if (CheckAllChildren()) FindSmallest();
+    if (CheckAllChildren()) BuildHeap();
   }
 
   void Next() override {
@@ -69,10 +69,13 @@ class MergingIterator final : public Iterator {
         }
       }
       direction_ = kForward;
-      if (!CheckAllChildren()) return;
+      current_->Next();
+      if (CheckAllChildren()) BuildHeap();
+      return;
     }
+    // current_ is the heap's top: advance it and restore the heap.
     current_->Next();
-    if (CheckChild(*current_)) FindSmallest();
+    if (CheckChild(*current_)) ReplaceTop();
   }
 
   void Prev() override {
@@ -95,10 +98,12 @@ class MergingIterator final : public Iterator {
         }
       }
       direction_ = kReverse;
-      if (!CheckAllChildren()) return;
+      current_->Prev();
+      if (CheckAllChildren()) BuildHeap();
+      return;
     }
     current_->Prev();
-    if (CheckChild(*current_)) FindLargest();
+    if (CheckChild(*current_)) ReplaceTop();
   }
 
  private:
@@ -125,35 +130,61 @@ class MergingIterator final : public Iterator {
     return true;
   }
 
-  // Smallest key; the lowest child index among equal keys.
-  void FindSmallest() {
-    IteratorWrapper* smallest = nullptr;
-    for (IteratorWrapper& child : children_) {
-      if (!child.Valid()) continue;
-      if (smallest == nullptr ||
-          comparator_->Compare(child.key(), smallest->key()) < 0) {
-        smallest = &child;
-      }
-    }
-    current_ = smallest;
+  // Heap order: true when a comes out before b in the current direction,
+  // by key and then by child index (lower first moving forward, higher
+  // first moving backward).
+  bool Before(const IteratorWrapper* a, const IteratorWrapper* b) const {
+    const int r = comparator_->Compare(a->key(), b->key());
+    if (direction_ == kForward) return r < 0 || (r == 0 && a < b);
+    return r > 0 || (r == 0 && a > b);
   }
 
-  // Largest key; the highest child index among equal keys.
-  void FindLargest() {
-    IteratorWrapper* largest = nullptr;
+  // Restores the heap below position i (its children are heaps).
+  void SiftDown(size_t i) {
+    const size_t n = heap_.size();
+    IteratorWrapper* const item = heap_[i];
+    while (true) {
+      size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && Before(heap_[child + 1], heap_[child])) child++;
+      if (!Before(heap_[child], item)) break;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = item;
+  }
+
+  // Heap of the valid children in direction_'s order; current_ = its top.
+  // REQUIRES: no child has failed.
+  void BuildHeap() {
+    heap_.clear();
     for (IteratorWrapper& child : children_) {
-      if (!child.Valid()) continue;
-      if (largest == nullptr ||
-          comparator_->Compare(child.key(), largest->key()) >= 0) {
-        largest = &child;
+      if (child.Valid()) heap_.push_back(&child);
+    }
+    for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+    current_ = heap_.empty() ? nullptr : heap_[0];
+  }
+
+  // The top child (current_) moved in direction_: put it back in place, or
+  // drop it when exhausted.
+  void ReplaceTop() {
+    if (!current_->Valid()) {
+      heap_[0] = heap_.back();
+      heap_.pop_back();
+      if (heap_.empty()) {
+        current_ = nullptr;
+        return;
       }
     }
-    current_ = largest;
+    SiftDown(0);
+    current_ = heap_[0];
   }
 
   const Comparator* const comparator_;
   std::vector<IteratorWrapper> children_;
-  IteratorWrapper* current_ = nullptr;
+  // Valid children, a binary heap in direction_'s order (top first).
+  std::vector<IteratorWrapper*> heap_;
+  IteratorWrapper* current_ = nullptr;  // heap_[0], or null
   Direction direction_ = kForward;
   absl::Status status_;  // sticky first error
 };

@@ -14,8 +14,9 @@
 // Errors are fail-stop and sticky: once any child reports an error, the
 // merging iterator is invalid and status() returns that error.
 //
-// Cost: each move scans the children linearly (n key comparisons); a
-// database merges a few dozen children at most.
+// Cost: the valid children form a binary heap in the current direction, so
+// a step costs O(log n) key comparisons (about two when the child that just
+// moved stays in front); Seek and direction changes touch every child.
 // Thread safety: one thread at a time. The comparator is not owned and must
 // outlive the iterator.
 

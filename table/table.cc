@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "table/readahead_file.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
 
@@ -212,6 +213,12 @@ std::unique_ptr<Iterator> Table::NewIndexIterator() const {
 
 std::unique_ptr<Iterator> Table::NewDataBlockIterator(
     const ReadOptions& options, std::string_view index_value) const {
+  return NewDataBlockIterator(options, index_value, *file_);
+}
+
+std::unique_ptr<Iterator> Table::NewDataBlockIterator(
+    const ReadOptions& options, std::string_view index_value,
+    const RandomAccessFile& file) const {
   BlockHandle handle;
   std::string_view input = index_value;
   if (!handle.DecodeFrom(&input)) {
@@ -244,7 +251,7 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
   ro.statistics = options_.statistics;
   ro.file_name = file_name_;
   ro.limit = data_end_;
-  auto contents = ReadBlock(*file_, ro, handle);
+  auto contents = ReadBlock(file, ro, handle);
   Record(options_.statistics, Ticker::kDataBlockReads);
   if (!contents.ok()) return NewErrorIterator(contents.status());
   auto block = Block::Create(std::move(*contents), handle.offset(), file_name_);
@@ -268,9 +275,13 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
 }
 
 std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
+  // Scans read their blocks through a readahead window (one per iterator);
+  // point lookups (InternalGet) read single blocks.
+  auto readahead = std::make_shared<ReadaheadFile>(file_.get(), data_end_);
   return NewTwoLevelIterator(
-      NewIndexIterator(), [this, options](std::string_view index_value) {
-        return NewDataBlockIterator(options, index_value);
+      NewIndexIterator(),
+      [this, options, readahead](std::string_view index_value) {
+        return NewDataBlockIterator(options, index_value, *readahead);
       });
 }
 

@@ -105,6 +105,11 @@ class Table {
   // BlockHandle); an error iterator on failure.
   std::unique_ptr<Iterator> NewDataBlockIterator(
       const ReadOptions& options, std::string_view index_value) const;
+  // As above, reading a missed block through `file` (a view of this
+  // table's file, e.g. a ReadaheadFile).
+  std::unique_ptr<Iterator> NewDataBlockIterator(
+      const ReadOptions& options, std::string_view index_value,
+      const RandomAccessFile& file) const;
 
  private:
   struct AlignedDelete {

@@ -1,0 +1,128 @@
+// Copyright (c) siftdb authors.
+//
+// ReadaheadFile: every read returns exactly the bytes of the underlying
+// file (sequential forward, backward, random, mixed, at the limit), and
+// block-sized scans in either direction turn into a few large reads.
+
+#include "table/readahead_file.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace siftdb {
+namespace {
+
+// A file in memory that counts reads and copies into scratch, like pread.
+class StringFile final : public RandomAccessFile {
+ public:
+  explicit StringFile(std::string data) : data_(std::move(data)) {}
+  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                    char* scratch) const override {
+    reads_++;
+    if (offset > data_.size()) offset = data_.size();
+    const size_t got = std::min(n, data_.size() - static_cast<size_t>(offset));
+    data_.copy(scratch, got, offset);
+    *result = std::string_view(scratch, got);
+    return absl::OkStatus();
+  }
+  int reads() const { return reads_; }
+
+ private:
+  const std::string data_;
+  mutable int reads_ = 0;
+};
+
+std::string Pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; i++) s[i] = static_cast<char>((i * 131) >> 3);
+  return s;
+}
+
+void ExpectRead(const ReadaheadFile& f, const std::string& data,
+                uint64_t offset, size_t n) {
+  std::string scratch(n, '\0');
+  std::string_view got;
+  ASSERT_TRUE(f.Read(offset, n, &got, scratch.data()).ok());
+  const size_t want =
+      offset >= data.size() ? 0 : std::min<size_t>(n, data.size() - offset);
+  ASSERT_EQ(got, std::string_view(data).substr(offset, want))
+      << "offset " << offset << " n " << n;
+}
+
+TEST(ReadaheadFileTest, ForwardScanUsesFewReads) {
+  const std::string data = Pattern(2 << 20);
+  StringFile base(data);
+  ReadaheadFile f(&base, data.size());
+  const size_t block = 4000;
+  uint64_t off = 0;
+  int blocks = 0;
+  for (; off + block <= data.size(); off += block, blocks++) {
+    ExpectRead(f, data, off, block);
+  }
+  EXPECT_GT(blocks, 500);
+  EXPECT_LT(base.reads(), 30);
+  EXPECT_EQ(static_cast<uint64_t>(base.reads()), f.base_reads());
+}
+
+TEST(ReadaheadFileTest, BackwardScanUsesFewReads) {
+  const std::string data = Pattern(1 << 20);
+  StringFile base(data);
+  ReadaheadFile f(&base, data.size());
+  const size_t block = 3000;
+  int blocks = 0;
+  for (uint64_t end = data.size(); end >= block; end -= block, blocks++) {
+    ExpectRead(f, data, end - block, block);
+  }
+  EXPECT_GT(blocks, 300);
+  EXPECT_LT(base.reads(), 30);
+}
+
+TEST(ReadaheadFileTest, NeverReadsPastLimit) {
+  const std::string data = Pattern(100000);
+  StringFile base(data);
+  const uint64_t limit = 50000;
+  ReadaheadFile f(&base, limit);
+  for (uint64_t off = 0; off + 1000 <= limit; off += 1000) {
+    ExpectRead(f, data, off, 1000);
+  }
+  // A read beyond the limit still answers from the file, unbuffered.
+  ExpectRead(f, data, 60000, 1000);
+  ExpectRead(f, data, 99500, 1000);  // short read at the end of the file
+}
+
+TEST(ReadaheadFileTest, MatchesFileForAnyReadSequence) {
+  std::mt19937 rng(301);
+  for (size_t size : {0, 1, 100, 5000, 70000, 600000}) {
+    const std::string data = Pattern(size);
+    StringFile base(data);
+    ReadaheadFile f(&base, size);
+    uint64_t off = 0;
+    size_t n = 1;
+    for (int op = 0; op < 3000; op++) {
+      switch (rng() % 4) {
+        case 0:  // continue forward
+          off += n;
+          break;
+        case 1:  // continue backward
+          n = 1 + rng() % 5000;
+          off = off >= n ? off - n : 0;
+          break;
+        case 2:  // jump
+          off = size == 0 ? 0 : rng() % size;
+          break;
+        default:  // same place again
+          break;
+      }
+      if (rng() % 3 == 0) n = 1 + rng() % 5000;
+      if (off > size) off = size;
+      ExpectRead(f, data, off, n);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace siftdb
