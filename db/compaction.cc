@@ -133,21 +133,35 @@ void VersionSet::GetRange(const std::vector<FileMetaData*>& inputs,
 }
 
 std::unique_ptr<Compaction> VersionSet::PickCompaction() {
-  if (current_->compaction_score_ < 1) return nullptr;
-  const int level = current_->compaction_level_;
+  // Size compactions first; then a table lookups keep passing over.
+  const int64_t seek =
+      current_->seek_compaction_.load(std::memory_order_relaxed);
+  const bool by_size = current_->compaction_score_ >= 1;
+  if (!by_size && seek < 0) return nullptr;
+  const int level =
+      by_size ? current_->compaction_level_ : static_cast<int>(seek >> 32);
   auto c = std::make_unique<Compaction>(options_, level, current_);
   c->icmp_ = icmp_;
 
-  // The first table after the previous compaction's end key, wrapping.
-  for (FileMetaData* f : current_->files_[level]) {
-    if (compact_pointer_[level].empty() ||
-        icmp_->Compare(f->largest, compact_pointer_[level]) > 0) {
-      c->inputs_[0].push_back(f);
-      break;
+  if (by_size) {
+    // The first table after the previous compaction's end key, wrapping.
+    for (FileMetaData* f : current_->files_[level]) {
+      if (compact_pointer_[level].empty() ||
+          icmp_->Compare(f->largest, compact_pointer_[level]) > 0) {
+        c->inputs_[0].push_back(f);
+        break;
+      }
     }
-  }
-  if (c->inputs_[0].empty()) {
-    c->inputs_[0].push_back(current_->files_[level][0]);
+    if (c->inputs_[0].empty()) {
+      c->inputs_[0].push_back(current_->files_[level][0]);
+    }
+  } else {
+    const size_t index = static_cast<size_t>(seek & 0xffffffff);
+    if (level >= kNumLevels - 1 || index >= current_->files_[level].size()) {
+      current_->seek_compaction_.store(-1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    c->inputs_[0].push_back(current_->files_[level][index]);
   }
   if (level == 0) {
     // Level-0 tables overlap: take every one overlapping the range.

@@ -21,6 +21,18 @@ Version::~Version() {
   }
 }
 
+void Version::ChargeSeek(int level, size_t index) {
+  if (allowed_seeks_[level] == nullptr) return;  // not finalized
+  if (allowed_seeks_[level][index].fetch_sub(1, std::memory_order_relaxed) !=
+      1) {
+    return;
+  }
+  int64_t none = -1;
+  seek_compaction_.compare_exchange_strong(
+      none, (int64_t{level} << 32) | static_cast<int64_t>(index),
+      std::memory_order_relaxed);
+}
+
 void Version::Ref() { ++refs_; }
 
 void Version::Unref() {
@@ -92,8 +104,20 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
   };
 
   // Returns true when the search is over (found, deleted or an error).
+  // The first table consulted is charged a seek when the search goes on
+  // to a second one.
   absl::Status status;
-  auto search_file = [&](FileMetaData* f) -> bool {
+  int first_level = -1;
+  size_t first_index = 0;
+  bool charged = false;
+  auto search_file = [&](FileMetaData* f, int level, size_t index) -> bool {
+    if (first_level < 0) {
+      first_level = level;
+      first_index = index;
+    } else if (!charged) {
+      ChargeSeek(first_level, first_index);
+      charged = true;
+    }
     status = vset_->table_cache()->Get(options, f->number, f->file_size, ikey,
                                        user_key_hash, found);
     if (!status.ok()) return true;
@@ -108,18 +132,19 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
 
   // Level 0: tables may overlap; search those covering the key, newest
   // first.
-  std::vector<FileMetaData*> level0;
-  for (FileMetaData* f : files_[0]) {
+  std::vector<size_t> level0;  // indexes into files_[0]
+  for (size_t i = 0; i < files_[0].size(); i++) {
+    FileMetaData* f = files_[0][i];
     if (!BeforeFile(ucmp, &user_key, f) && !AfterFile(ucmp, &user_key, f)) {
-      level0.push_back(f);
+      level0.push_back(i);
     }
   }
-  std::sort(level0.begin(), level0.end(), [](FileMetaData* a, FileMetaData* b) {
-    return a->number > b->number;
+  std::sort(level0.begin(), level0.end(), [this](size_t a, size_t b) {
+    return files_[0][a]->number > files_[0][b]->number;
   });
   bool done = false;
-  for (FileMetaData* f : level0) {
-    if (search_file(f)) {
+  for (size_t i : level0) {
+    if (search_file(files_[0][i], 0, i)) {
       done = true;
       break;
     }
@@ -132,7 +157,7 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
     if (index >= static_cast<int>(files.size())) continue;
     FileMetaData* f = files[index];
     if (BeforeFile(ucmp, &user_key, f)) continue;
-    done = search_file(f);
+    done = search_file(f, level, static_cast<size_t>(index));
   }
 
   if (!status.ok()) return status;

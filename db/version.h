@@ -13,6 +13,7 @@
 #ifndef SIFTDB_DB_VERSION_H_
 #define SIFTDB_DB_VERSION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -88,6 +89,17 @@ class Version {
   // set by VersionSet::Finalize.
   double compaction_score_ = -1;
   int compaction_level_ = -1;
+
+  // Seek-triggered compaction (LevelDB's idea): a lookup that consults a
+  // table and then has to continue below it charges that table one
+  // "seek"; a table whose budget (allowed_seeks_, parallel to files_, set
+  // by VersionSet::Finalize) runs out is worth merging into the next level,
+  // since reads keep paying for the overlap. The first such table is
+  // recorded in seek_compaction_ as (level << 32) | index, or -1. Both are
+  // atomics because Get runs without the DB mutex.
+  void ChargeSeek(int level, size_t index);
+  std::unique_ptr<std::atomic<int32_t>[]> allowed_seeks_[kNumLevels];
+  std::atomic<int64_t> seek_compaction_{-1};
 };
 
 // Index of the first table in `files` (sorted, disjoint) whose largest key
