@@ -2,6 +2,8 @@
 
 #include "filter/bloom_math.h"
 
+#include <math.h>  // lgamma_r
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -79,7 +81,11 @@ double BlockedFpRate(double bits_per_key, int k, uint32_t block_bits) {
   const double hi = std::ceil(lambda + 12 * sd + 12);
   double sum = 0;
   for (double j = lo; j <= hi; j += 1) {
-    const double log_pmf = j * std::log(lambda) - lambda - std::lgamma(j + 1);
+    // lgamma_r, not std::lgamma: the latter writes the global signgam, a
+    // data race when tables are built on several threads.
+    int sign;
+    const double log_pmf =
+        j * std::log(lambda) - lambda - ::lgamma_r(j + 1, &sign);
     const double fill = 1 - std::exp(j * k * log_keep);
     sum += std::exp(log_pmf) * std::pow(fill, k);
   }

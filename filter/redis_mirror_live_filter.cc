@@ -7,10 +7,10 @@
 #include <map>
 
 #include "absl/base/const_init.h"
-#include "absl/synchronization/mutex.h"
 #include "filter/blocked_bloom.h"
 #include "filter/bloom_math.h"
 #include "filter/filter_format.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 
@@ -32,10 +32,10 @@ inline void ProbeBits(uint64_t hash, uint32_t num_blocks, int k,
 // rate at the best k is at most error_rate: a binary search (the rate falls
 // as bits per key grow), memoized because every MemTable asks again.
 double BitsPerKeyForRate(double error_rate) {
-  static absl::Mutex mu(absl::kConstInit);
+  static Mutex mu;
   static auto* memo = new std::map<double, double>();
   {
-    absl::MutexLock l(&mu);
+    MutexLock l(&mu);
     auto it = memo->find(error_rate);
     if (it != memo->end()) return it->second;
   }
@@ -50,7 +50,7 @@ double BitsPerKeyForRate(double error_rate) {
     }
   }
   const double bpk = lo / 8.0;
-  absl::MutexLock l(&mu);
+  MutexLock l(&mu);
   if (memo->size() < 4096) (*memo)[error_rate] = bpk;
   return bpk;
 }

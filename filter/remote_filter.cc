@@ -14,7 +14,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
@@ -24,6 +23,7 @@
 #include "filter/remote_filter_cache.h"
 #include "util/absl_compat.h"
 #include "util/crc32c.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 
@@ -60,13 +60,13 @@ class RemoteFilterImpl final : public RemoteFilter {
         cache_(options.max_cached_filter_bytes) {}
 
   absl::Status FetchManifestForOpen() {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     return FetchManifest();
   }
 
   absl::Status MayContainMany(std::span<const std::string_view> keys,
                               std::vector<bool>* answers) override {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     answers->assign(keys.size(), true);
     absl::Status first;
     const size_t step = std::max<size_t>(1, options_.max_batch_keys);
@@ -79,12 +79,12 @@ class RemoteFilterImpl final : public RemoteFilter {
   }
 
   RemoteFilterWatermark watermark() const override {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     return watermark_;
   }
 
   RemoteFilterStats stats() const override {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     RemoteFilterStats s = stats_;
     s.cached_filters = cache_.size();
     s.cached_bytes = cache_.bytes();
@@ -94,7 +94,7 @@ class RemoteFilterImpl final : public RemoteFilter {
   }
 
   void ClearCache() override {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     manifest_.reset();
     cache_.Clear();
   }
@@ -199,7 +199,7 @@ class RemoteFilterImpl final : public RemoteFilter {
                           std::vector<bool>* answers, size_t offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   const RemoteFilterReaderOptions options_;
   const MirrorKeys keys_;
   std::unique_ptr<RedisConnection> conn_ ABSL_GUARDED_BY(mu_);

@@ -37,10 +37,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "siftdb/env.h"
+#include "util/mutex.h"
 #include "util/posix_error.h"
 
 namespace siftdb {
@@ -237,7 +237,7 @@ class PosixLogger final : public Logger {
     std::string line = absl::StrFormat(
         "%s %x %s", stamp, static_cast<uint64_t>(::pthread_self()), message);
     if (line.empty() || line.back() != '\n') line.push_back('\n');
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     std::string_view rest = line;
     while (!rest.empty()) {
       const ssize_t r = ::write(fd_, rest.data(), rest.size());
@@ -251,7 +251,7 @@ class PosixLogger final : public Logger {
 
  private:
   const std::string fname_;
-  absl::Mutex mu_;
+  Mutex mu_;
   const int fd_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -74,29 +74,29 @@ FaultInjectionEnv::~FaultInjectionEnv() = default;
 void FaultInjectionEnv::InjectError(FaultOp ops, std::string path_substring,
                                     absl::StatusCode code, int skip_first_n,
                                     int times) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rules_.push_back(ErrorRule{ops, std::move(path_substring), code,
                              std::max(skip_first_n, 0),
                              times < 0 ? -1 : times});
 }
 
 void FaultInjectionEnv::ClearErrors() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   rules_.clear();
 }
 
 uint64_t FaultInjectionEnv::InjectedErrorCount() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return injected_count_;
 }
 
 void FaultInjectionEnv::SetFilesystemActive(bool active) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   active_ = active;
 }
 
 bool FaultInjectionEnv::IsFilesystemActive() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return active_;
 }
 
@@ -120,7 +120,7 @@ absl::Status FaultInjectionEnv::Injected(FaultOp op, std::string_view path) {
 }
 
 absl::Status FaultInjectionEnv::CheckWrite(FaultOp op, std::string_view path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!active_) {
     return absl::InternalError(
         absl::StrFormat("filesystem inactive (simulated dead disk): %s %s",
@@ -130,7 +130,7 @@ absl::Status FaultInjectionEnv::CheckWrite(FaultOp op, std::string_view path) {
 }
 
 absl::Status FaultInjectionEnv::CheckRead(std::string_view path) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return Injected(FaultOp::kRead, path);
 }
 
@@ -138,20 +138,20 @@ absl::Status FaultInjectionEnv::CheckRead(std::string_view path) {
 
 void FaultInjectionEnv::RecordSync(const std::string& fname, uint64_t gen,
                                    uint64_t size) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (gen != generation_) return;  // a file from before a power loss
   auto it = files_.find(fname);
   if (it != files_.end()) it->second.synced_size = size;
 }
 
 void FaultInjectionEnv::ForgetOpenFile(OpenFile* file) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   open_files_.erase(file);
 }
 
 std::optional<uint64_t> FaultInjectionEnv::SyncedSize(
     const std::string& fname) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(fname);
   if (it == files_.end()) return std::nullopt;
   return it->second.synced_size;
@@ -172,7 +172,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionEnv::OpenForWrite(
     size = *current;
   }
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = files_.find(fname);
   if (!append || it == files_.end()) {
     // Truncated, or untracked so far: what is there now counts as durable.
@@ -228,7 +228,7 @@ absl::Status FaultInjectionEnv::RemoveFile(const std::string& fname) {
   absl::Status s = CheckWrite(FaultOp::kRemove, fname);
   if (s.ok()) s = base_->RemoveFile(fname);
   if (s.ok()) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     files_.erase(fname);
     new_files_.erase(fname);
   }
@@ -272,7 +272,7 @@ absl::Status FaultInjectionEnv::RenameFile(const std::string& src,
   s = base_->RenameFile(src, target);
   if (!s.ok()) return s;
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto node = files_.extract(src);
   files_.erase(target);
   if (!node.empty()) files_[target] = node.mapped();
@@ -285,7 +285,7 @@ absl::Status FaultInjectionEnv::SyncDir(const std::string& dirname) {
   if (s.ok()) s = base_->SyncDir(dirname);
   if (!s.ok()) return s;
   const std::string dir = StripTrailingSlashes(dirname);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::erase_if(new_files_,
                  [&](const std::string& f) { return Dirname(f) == dir; });
   renames_.erase(std::remove_if(renames_.begin(), renames_.end(),
@@ -303,7 +303,7 @@ bool FaultInjectionEnv::IsDirectory(const std::string& path) {
 absl::StatusOr<std::unique_ptr<FileLock>> FaultInjectionEnv::LockFile(
     const std::string& fname) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     absl::Status s = Injected(FaultOp::kLock, fname);
     if (!s.ok()) return s;
   }
@@ -338,14 +338,14 @@ absl::Status FaultInjectionEnv::SimulatePowerLoss() {
   // leave no trace.
   std::vector<std::shared_ptr<OpenFile>> open;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     generation_++;
     for (auto& entry : open_files_) open.push_back(entry.second);
     open_files_.clear();
   }
   for (auto& file : open) file->Kill();
 
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::Status first_error;
   auto note = [&first_error](const absl::Status& s) {
     if (first_error.ok() && !s.ok()) first_error = s;

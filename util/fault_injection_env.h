@@ -70,8 +70,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "siftdb/env.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 
@@ -206,7 +206,7 @@ class FaultInjectionEnv final : public Env {
   absl::Status TruncateTo(const std::string& fname, uint64_t size);
 
   Env* const base_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   bool active_ ABSL_GUARDED_BY(mu_) = true;
   std::vector<ErrorRule> rules_ ABSL_GUARDED_BY(mu_);
   uint64_t injected_count_ ABSL_GUARDED_BY(mu_) = 0;

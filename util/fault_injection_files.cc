@@ -9,7 +9,7 @@
 namespace siftdb {
 
 void FaultInjectionEnv::OpenFile::Kill() {
-  absl::MutexLock lock(&mu);
+  MutexLock lock(&mu);
   killed = true;
   if (base == nullptr) return;
   base->Flush().IgnoreError();
@@ -31,7 +31,7 @@ class FaultWritableFile final : public WritableFile {
   }
 
   absl::Status Append(std::string_view data) override {
-    absl::MutexLock lock(&file_->mu);
+    MutexLock lock(&file_->mu);
     absl::Status s = Usable("append");
     if (s.ok()) s = env_->CheckWrite(FaultOp::kAppend, file_->fname);
     if (s.ok()) s = file_->base->Append(data);
@@ -40,7 +40,7 @@ class FaultWritableFile final : public WritableFile {
   }
 
   absl::Status Flush() override {
-    absl::MutexLock lock(&file_->mu);
+    MutexLock lock(&file_->mu);
     absl::Status s = Usable("flush");
     if (s.ok()) s = env_->CheckWrite(FaultOp::kAppend, file_->fname);
     if (s.ok()) s = file_->base->Flush();
@@ -48,7 +48,7 @@ class FaultWritableFile final : public WritableFile {
   }
 
   absl::Status Sync() override {
-    absl::MutexLock lock(&file_->mu);
+    MutexLock lock(&file_->mu);
     absl::Status s = Usable("sync");
     if (s.ok()) s = env_->CheckWrite(FaultOp::kSync, file_->fname);
     if (s.ok()) s = file_->base->Sync();
@@ -59,7 +59,7 @@ class FaultWritableFile final : public WritableFile {
   // Passes through even on a dead disk: the bytes it flushes were
   // accepted by earlier Appends.
   absl::Status Close() override {
-    absl::MutexLock lock(&file_->mu);
+    MutexLock lock(&file_->mu);
     if (file_->base == nullptr) return absl::OkStatus();
     absl::Status s = file_->base->Close();
     file_->base.reset();

@@ -16,9 +16,9 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "siftdb/env.h"
 #include "util/fault_injection_env.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 
@@ -36,7 +36,7 @@ struct FaultInjectionEnv::OpenFile {
 
   const std::string fname;
   const uint64_t gen;  // the Env's generation when opened
-  absl::Mutex mu;
+  Mutex mu;
   // Null once closed or killed.
   std::unique_ptr<WritableFile> base ABSL_GUARDED_BY(mu);
   bool killed ABSL_GUARDED_BY(mu) = false;

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "util/mutex.h"
 #include "util/random.h"
 
 namespace siftdb {
@@ -20,12 +20,12 @@ namespace {
 void* V(intptr_t v) { return reinterpret_cast<void*>(v); }
 intptr_t I(void* v) { return reinterpret_cast<intptr_t>(v); }
 
-absl::Mutex deleted_mu;
+Mutex deleted_mu;
 std::vector<std::pair<std::string, intptr_t>>* deleted
     ABSL_GUARDED_BY(deleted_mu) = nullptr;
 
 void RecordDeletion(std::string_view key, void* value) {
-  absl::MutexLock lock(&deleted_mu);
+  MutexLock lock(&deleted_mu);
   deleted->emplace_back(std::string(key), I(value));
 }
 
@@ -34,12 +34,12 @@ class CacheTest : public ::testing::Test {
   static constexpr size_t kCapacity = 1000;
 
   CacheTest() : cache_(NewLRUCache(kCapacity)) {
-    absl::MutexLock lock(&deleted_mu);
+    MutexLock lock(&deleted_mu);
     deleted = &deletions_;
   }
   ~CacheTest() override {
     cache_.reset();
-    absl::MutexLock lock(&deleted_mu);
+    MutexLock lock(&deleted_mu);
     deleted = nullptr;
   }
 
@@ -60,11 +60,11 @@ class CacheTest : public ::testing::Test {
     return cache_->Insert(Key(key), V(value), charge, RecordDeletion);
   }
   size_t Deletions() {
-    absl::MutexLock lock(&deleted_mu);
+    MutexLock lock(&deleted_mu);
     return deletions_.size();
   }
   std::vector<std::pair<std::string, intptr_t>> DeletionsCopy() {
-    absl::MutexLock lock(&deleted_mu);
+    MutexLock lock(&deleted_mu);
     return deletions_;
   }
 
