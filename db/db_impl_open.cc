@@ -137,6 +137,10 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
     }
   }
   if (!s.ok()) return s;
+  // Recovery made writes readable that a killed process may never have
+  // mirrored; readers must not trust its manifest any more.
+  if (impl->mirror_ != nullptr)
+    impl->mirror_->WaitUntilRecoveredDataIsCovered();
   impl->background_thread_ =
       std::thread([db = impl.get()] { db->BackgroundThreadMain(); });
   return std::unique_ptr<DB>(std::move(impl));

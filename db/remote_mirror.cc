@@ -118,13 +118,13 @@ RemoteMirrorImpl::RemoteMirrorImpl(const Options& options,
       writer_(std::make_unique<RedisMirrorWriter>(std::move(writer_options))) {
   // A previous process of this DB may hold a lease over a manifest that
   // lacks our writes: until our own lease is taken, it may live this long.
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   lease_bound_ms_ = MirrorSteadyMs() + lease_ttl_ms_;
 }
 
 RemoteMirrorImpl::~RemoteMirrorImpl() {
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     stop_ = true;
     work_cv_.SignalAll();
     done_cv_.SignalAll();
@@ -144,13 +144,13 @@ void RemoteMirrorImpl::Enqueue(Event e) {
 }
 
 void RemoteMirrorImpl::RaiseLeaseBound(int64_t bound_ms) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   lease_bound_ms_ = std::max(lease_bound_ms_, bound_ms);
 }
 
 void RemoteMirrorImpl::Start(std::vector<MirrorTable> tables,
                              uint64_t memtable_id) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   if (started_) return;
   started_ = true;
   Event e;
@@ -159,6 +159,22 @@ void RemoteMirrorImpl::Start(std::vector<MirrorTable> tables,
   e.tables = std::move(tables);
   Enqueue(std::move(e));
   thread_ = std::thread([this] { ThreadMain(); });
+}
+
+void RemoteMirrorImpl::WaitUntilRecoveredDataIsCovered() {
+  if (mode_ != RemoteFilterOptions::Mode::kSync) return;
+  MutexLock l(&mu_);
+  // trusted_ turns true only after a republication that listed the Start
+  // tables; lease_bound_ms_ started at creation + lease_ttl_ms.
+  while (!stop_ && !trusted_) {
+    const int64_t now = MirrorSteadyMs();
+    if (now >= lease_bound_ms_) {
+      waits_lapsed_++;
+      break;
+    }
+    done_cv_.WaitFor(&mu_, std::chrono::milliseconds(std::clamp<int64_t>(
+                               lease_bound_ms_ - now, 1, 1000)));
+  }
 }
 
 void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
@@ -174,7 +190,7 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
   group.Iterate(&collector).IgnoreError();
 
   const bool has_keys = !e.hashes.empty();
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   Enqueue(std::move(e));
   groups_++;
   enqueued_seq_ = std::max(enqueued_seq_, last_sequence);
@@ -204,14 +220,14 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
       if (oldest == 0 || now - oldest <= max_lag) break;
       wait_ms = lease_bound_ms_ - now;
     }
-    done_cv_.WaitWithTimeout(
-        &mu_, absl::Milliseconds(std::clamp<int64_t>(wait_ms, 1, 1000)));
+    done_cv_.WaitFor(
+        &mu_, std::chrono::milliseconds(std::clamp<int64_t>(wait_ms, 1, 1000)));
   }
   if (cut && mode_ == RemoteFilterOptions::Mode::kSync) waits_lapsed_++;
 }
 
 void RemoteMirrorImpl::SwitchMemTable(uint64_t old_id, uint64_t new_id) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   Event e;
   e.kind = Event::Kind::kSwitch;
   e.memtable_id = old_id;
@@ -221,7 +237,7 @@ void RemoteMirrorImpl::SwitchMemTable(uint64_t old_id, uint64_t new_id) {
 
 void RemoteMirrorImpl::VersionInstalled(std::vector<MirrorTable> tables,
                                         std::vector<uint64_t> retired) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   Event e;
   e.kind = Event::Kind::kVersion;
   e.tables = std::move(tables);
@@ -230,7 +246,7 @@ void RemoteMirrorImpl::VersionInstalled(std::vector<MirrorTable> tables,
 }
 
 std::string RemoteMirrorImpl::DebugString() {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   const int64_t now = MirrorSteadyMs();
   return absl::StrFormat(
       "mode=%s state=%s applied_seq=%d enqueued_seq=%d groups=%d queued=%d "

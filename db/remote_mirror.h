@@ -65,6 +65,16 @@ class RemoteMirror {
   // takes the next writes. May be called with the DB mutex held.
   virtual void Start(std::vector<MirrorTable> tables, uint64_t memtable_id) = 0;
 
+  // After Start, before the DB serves reads. Sync mode: returns once the
+  // tables given to Start are in Redis under this engine's lease, or once
+  // every lease a previous process of this DB may still hold has certainly
+  // lapsed. Until then a reader may trust that process's manifest, which
+  // lacks the writes it applied to its log but never mirrored (they were
+  // in flight when it died, and recovery made them readable). Async mode:
+  // returns at once (such writes are past the old manifest's watermark).
+  // Must not be called with the DB mutex held.
+  virtual void WaitUntilRecoveredDataIsCovered() = 0;
+
   // By the leader of a write group after the group is in MemTable
   // memtable_id, without the DB mutex. Sync mode: returns once the keys are
   // in Redis, or once the lease has certainly lapsed. Async mode: queues.

@@ -49,11 +49,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "db/remote_mirror.h"
 #include "filter/redis_mirror_live_filter.h"
 #include "filter/redis_mirror_writer.h"
 #include "siftdb/env.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 
@@ -65,6 +65,7 @@ class RemoteMirrorImpl final : public RemoteMirror {
   ~RemoteMirrorImpl() override;
 
   void Start(std::vector<MirrorTable> tables, uint64_t memtable_id) override;
+  void WaitUntilRecoveredDataIsCovered() override;
   void AddWriteGroup(uint64_t memtable_id, const WriteBatch& group,
                      SequenceNumber last_sequence) override;
   void SwitchMemTable(uint64_t old_id, uint64_t new_id) override;
@@ -129,9 +130,9 @@ class RemoteMirrorImpl final : public RemoteMirror {
   // pipeline (a small part of async_max_lag_ms).
   const int64_t batch_delay_ms_;
 
-  absl::Mutex mu_;
-  absl::CondVar work_cv_;  // the mirror thread waits here
-  absl::CondVar done_cv_;  // writers wait here
+  Mutex mu_;
+  CondVar work_cv_;  // the mirror thread waits here
+  CondVar done_cv_;  // writers wait here
   // Events in order; the mirror thread takes them all at once (swap).
   std::vector<Event> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -29,7 +29,7 @@ constexpr int64_t kVersionRetryMs = 50;
 void RemoteMirrorImpl::ThreadMain() {
   while (true) {
     {
-      absl::MutexLock l(&mu_);
+      MutexLock l(&mu_);
       while (!stop_) {
         const int64_t now = MirrorSteadyMs();
         int64_t wake;
@@ -55,8 +55,8 @@ void RemoteMirrorImpl::ThreadMain() {
           if (now >= wake) break;
         }
         mirror_idle_ = idle;
-        work_cv_.WaitWithTimeout(
-            &mu_, absl::Milliseconds(std::clamp<int64_t>(wake - now, 1, 1000)));
+        work_cv_.WaitFor(&mu_, std::chrono::milliseconds(
+                                   std::clamp<int64_t>(wake - now, 1, 1000)));
         mirror_idle_ = false;
       }
       if (stop_) return;
@@ -208,7 +208,7 @@ bool RemoteMirrorImpl::StagePendingVersion() {
 
 void RemoteMirrorImpl::SetApplied(SequenceNumber seq, bool failed,
                                   const absl::Status& why) {
-  absl::MutexLock l(&mu_);
+  MutexLock l(&mu_);
   if (!failed) applied_seq_ = std::max(applied_seq_, seq);
   lease_bound_ms_ = std::max(lease_bound_ms_, writer_->lease_bound_ms());
   const int64_t now = MirrorSteadyMs();
@@ -230,7 +230,7 @@ void RemoteMirrorImpl::RunTrusted() {
   std::vector<Event> events = std::move(spare_events_);
   events.clear();
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     // Events are in enqueue order: the first is the oldest.
     if (!queue_.empty()) inflight_oldest_ms_ = queue_.front().enqueue_ms;
     events.swap(queue_);
@@ -286,14 +286,14 @@ void RemoteMirrorImpl::RunTrusted() {
 
 absl::Status RemoteMirrorImpl::Republish() {
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     republishes_++;
   }
   // Everything queued so far goes into the local state, and the newest
   // table set is adopted outright (it is read fresh below).
   std::vector<Event> events;
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     events.swap(queue_);
   }
   ApplyLocally(&events, /*defer_versions=*/false);
@@ -334,7 +334,7 @@ absl::Status RemoteMirrorImpl::Republish() {
   std::vector<Event> late;
   int64_t base;
   {
-    absl::MutexLock l(&mu_);
+    MutexLock l(&mu_);
     base = MirrorSteadyMs();
     lease_bound_ms_ = std::max(lease_bound_ms_, base + lease_ttl_ms_);
     late.swap(queue_);

@@ -44,7 +44,10 @@ struct RemoteFilterOptions {
     kAsync,  // the mirror lags writes by a bounded amount; the Redis
              // manifest says up to which sequence and time it is complete
     kSync,   // a write returns only after its keys are in Redis (or the
-             // mirror's lease has certainly lapsed, so readers fail open)
+             // mirror's lease has certainly lapsed, so readers fail open);
+             // DB::Open likewise returns only after what recovery found is
+             // in Redis (or a previous process's lease has lapsed: with
+             // Redis unreachable, Open waits up to lease_ttl_ms)
   };
   Mode mode = Mode::kOff;
   // "host:port", "[ipv6]:port" or "unix:/path/to/socket". Several

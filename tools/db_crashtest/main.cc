@@ -4,7 +4,7 @@
 // the DB after each kill.
 //
 //   db_crashtest --db=DIR [--cycles=N] [--min_ms=100 --max_ms=1500]
-//                [--seed=N] [--bin_dir=DIR] [--keep]
+//                [--seed=N] [--bin_dir=DIR] [--keep] [--remote_filter=H:P]
 //
 // A cycle: start `db_stress --mode=run` with a fresh seed, SIGKILL it after
 // a random delay, then run `db_stress --mode=verify` (every acknowledged
@@ -75,6 +75,9 @@ int Main(int argc, char** argv) {
   args.AddFlag("threads", "N", "db_stress threads (default 4)");
   args.AddFlag("keys", "N", "db_stress key space (default 10000)");
   args.AddBoolFlag("keep", "keep the DB after a successful run");
+  args.AddFlag("remote_filter", "HOST:PORT",
+               "db_stress mirrors its filters to this Redis and verify checks "
+               "the mirror");
   absl::Status s = args.Parse(argc, argv);
   if (!s.ok() || !args.Has("db")) {
     absl::FPrintF(stderr, "%s\n%s", s.ok() ? "--db is required" : s.ToString(),
@@ -118,9 +121,12 @@ int Main(int argc, char** argv) {
 
   Random rnd(*seed);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::string> common = {
-      "--db=" + db, absl::StrFormat("--threads=%d", *threads),
-      absl::StrFormat("--keys=%d", *keys)};
+  std::vector<std::string> common = {"--db=" + db,
+                                     absl::StrFormat("--threads=%d", *threads),
+                                     absl::StrFormat("--keys=%d", *keys)};
+  if (args.Has("remote_filter")) {
+    common.push_back("--remote_filter=" + args.GetString("remote_filter"));
+  }
   auto with = [&](std::vector<std::string> head) {
     head.insert(head.end(), common.begin(), common.end());
     return head;

@@ -9,6 +9,11 @@
 //   db_stress --db=DIR --mode=powerloss --cycles=N      in-process power
 //        losses through FaultInjectionEnv (unsynced bytes dropped)
 //
+// With --remote_filter=HOST:PORT (run and verify modes) the DB mirrors its
+// filters into that Redis in sync mode, and verify also checks that the
+// mirror says "maybe" for every key the recovered DB holds
+// (remote_check.h).
+//
 // The expected state lives in DIR.expected (see expected_state.h). Exit
 // status: 0 when everything agreed, 1 on a violation, 2 on bad usage.
 
@@ -22,6 +27,7 @@
 #include "tools/common/args.h"
 #include "tools/db_stress/expected_state.h"
 #include "tools/db_stress/powerloss.h"
+#include "tools/db_stress/remote_check.h"
 #include "tools/db_stress/stress.h"
 
 namespace siftdb::stress {
@@ -35,6 +41,11 @@ Options StressOptions(const tools::ArgParser& args) {
   options.max_file_size = 64 << 10;
   options.max_bytes_for_level_base = 256 << 10;
   options.paranoid_checks = args.GetBool("paranoid_checks");
+  if (args.Has("remote_filter")) {
+    options.remote_filter.mode = RemoteFilterOptions::Mode::kSync;
+    options.remote_filter.endpoints = {args.GetString("remote_filter")};
+    options.remote_filter.name = kMirrorName;
+  }
   return options;
 }
 
@@ -55,6 +66,10 @@ int Main(int argc, char** argv) {
   args.AddFlag("duration_ms", "N", "run mode: stop after N ms (0: never)");
   args.AddFlag("cycles", "N", "powerloss mode: crash cycles (default 10)");
   args.AddBoolFlag("paranoid_checks", "open with paranoid_checks");
+  args.AddFlag("remote_filter", "HOST:PORT",
+               "mirror filters to this Redis (sync) and check the mirror");
+  args.AddFlag("trust_wait_ms", "N",
+               "verify: wait this long for the mirror to be trusted (5000)");
   absl::Status s = args.Parse(argc, argv);
   if (!s.ok() || !args.Has("db") || !args.Has("mode")) {
     absl::FPrintF(stderr, "%s\n%s",
@@ -69,9 +84,10 @@ int Main(int argc, char** argv) {
   auto seed = args.GetUint64("seed", 1);
   auto duration = args.GetUint64("duration_ms", 0);
   auto cycles = args.GetUint64("cycles", 10);
+  auto trust_wait = args.GetUint64("trust_wait_ms", 5000);
   for (const absl::Status& st :
        {threads.status(), keys.status(), sync.status(), seed.status(),
-        duration.status(), cycles.status()}) {
+        duration.status(), cycles.status(), trust_wait.status()}) {
     if (!st.ok()) {
       absl::FPrintF(stderr, "%s\n%s", st.ToString(), args.Usage());
       return 2;
@@ -89,7 +105,12 @@ int Main(int argc, char** argv) {
   const std::string mode = args.GetString("mode");
   Options options = StressOptions(args);
 
+  const bool remote = args.Has("remote_filter");
   if (mode == "powerloss") {
+    if (remote) {
+      absl::FPrintF(stderr, "--remote_filter works with --mode=run|verify\n");
+      return 2;
+    }
     auto report = RunPowerLossCycles(db_path, options, config, *cycles);
     if (!report.ok()) return Fail(report.status());
     absl::PrintF("powerloss: %s\n", *report);
@@ -108,6 +129,18 @@ int Main(int argc, char** argv) {
         "verify: ok, %d keys present, in-flight writes: %d applied, %d not\n",
         result->keys_present, result->keys_in_flight_applied,
         result->keys_in_flight_lost);
+    if (remote) {
+      auto check =
+          CheckRemoteFilter(db->get(), args.GetString("remote_filter"),
+                            config.num_keys, static_cast<int>(*trust_wait));
+      if (!check.ok()) return Fail(check.status());
+      absl::PrintF(
+          "verify: remote filter ok, %d present keys all maybe; trusted at "
+          "open: %s, later: %s; %d of %d absent keys excluded\n",
+          check->present_keys, check->trusted_at_open ? "yes" : "no",
+          check->trusted_later ? "yes" : "no", check->absent_said_no,
+          check->absent_probed);
+    }
     return 0;
   }
   if (mode != "run") {
