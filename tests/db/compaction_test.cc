@@ -160,7 +160,9 @@ TEST_F(CompactionTest, RecoveryAfterCompactions) {
               Get(absl::StrFormat("key%06d", i)))
         << i;
   }
-  // Only live files remain in the directory.
+  // Only live files remain in the directory (once a compaction the reopen
+  // started has installed its outputs).
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
   auto children = Env::Default()->GetChildren(path_);
   ASSERT_TRUE(children.ok());
   int sst = 0;
