@@ -2,6 +2,9 @@
 
 #include "table/block.h"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -88,6 +91,47 @@ inline const char* DecodeEntry(const char* p, const char* limit,
   return p;
 }
 
+// The current key of a block iterator. Keys up to kInline bytes (every
+// 16-byte user key with its 8-byte trailer) live inside the iterator, so
+// opening one, which happens for every data block a scan or lookup
+// touches, allocates nothing for its key.
+class KeyBuffer {
+ public:
+  KeyBuffer() = default;
+  KeyBuffer(const KeyBuffer&) = delete;
+  KeyBuffer& operator=(const KeyBuffer&) = delete;
+
+  size_t size() const { return size_; }
+  std::string_view view() const { return {data_, size_}; }
+  void clear() { size_ = 0; }
+  // Keeps the first `shared` bytes and appends [p, p + n).
+  // REQUIRES: shared <= size().
+  void Assign(size_t shared, const char* p, size_t n) {
+    const size_t need = shared + n;
+    if (need > capacity_) Grow(need, shared);
+    std::memcpy(data_ + shared, p, n);
+    size_ = need;
+  }
+
+ private:
+  static constexpr size_t kInline = 40;
+
+  void Grow(size_t need, size_t keep) {
+    const size_t capacity = std::max(need, 2 * capacity_);
+    auto bigger = std::make_unique_for_overwrite<char[]>(capacity);
+    std::memcpy(bigger.get(), data_, keep);
+    heap_ = std::move(bigger);
+    data_ = heap_.get();
+    capacity_ = capacity;
+  }
+
+  char inline_[kInline];
+  std::unique_ptr<char[]> heap_;
+  char* data_ = inline_;
+  size_t size_ = 0;
+  size_t capacity_ = kInline;
+};
+
 class BlockIterator final : public Iterator {
  public:
   BlockIterator(const Block* block, const Comparator* comparator,
@@ -102,7 +146,7 @@ class BlockIterator final : public Iterator {
         restart_index_(num_restarts_) {}
 
   bool Valid() const override { return current_ < restarts_; }
-  std::string_view key() const override { return key_; }
+  std::string_view key() const override { return key_.view(); }
   std::string_view value() const override { return value_; }
   absl::Status status() const override { return status_; }
 
@@ -148,7 +192,7 @@ class BlockIterator final : public Iterator {
     }
     SeekToRestartPoint(left);
     while (ParseNextKey()) {
-      if (comparator_->Compare(key_, target) >= 0) return;
+      if (comparator_->Compare(key_.view(), target) >= 0) return;
     }
   }
 
@@ -211,8 +255,7 @@ class BlockIterator final : public Iterator {
       CorruptionAt(current_);
       return false;
     }
-    key_.resize(shared);
-    key_.append(p, non_shared);
+    key_.Assign(shared, p, non_shared);
     value_ = std::string_view(p + non_shared, value_length);
     while (restart_index_ + 1 < num_restarts_ &&
            RestartPoint(restart_index_ + 1) <= current_) {
@@ -230,7 +273,7 @@ class BlockIterator final : public Iterator {
 
   uint32_t current_;        // offset of the current entry; >= restarts_: none
   uint32_t restart_index_;  // restart block holding current_
-  std::string key_;
+  KeyBuffer key_;
   std::string_view value_;
   absl::Status status_;
 };
