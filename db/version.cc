@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
@@ -132,7 +133,7 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
 
   // Level 0: tables may overlap; search those covering the key, newest
   // first.
-  std::vector<size_t> level0;  // indexes into files_[0]
+  absl::InlinedVector<size_t, 16> level0;  // indexes into files_[0]
   for (size_t i = 0; i < files_[0].size(); i++) {
     FileMetaData* f = files_[0][i];
     if (!BeforeFile(ucmp, &user_key, f) && !AfterFile(ucmp, &user_key, f)) {

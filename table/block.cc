@@ -280,6 +280,17 @@ class BlockIterator final : public Iterator {
 
 }  // namespace
 
+absl::Status Block::Seek(
+    const Comparator* comparator, std::string_view file_name,
+    std::string_view target,
+    absl::FunctionRef<void(std::string_view, std::string_view)> found) const {
+  if (num_restarts_ == 0) return absl::OkStatus();
+  BlockIterator it(this, comparator, file_name, restart_offset_);
+  it.Seek(target);
+  if (it.Valid()) found(it.key(), it.value());
+  return it.status();
+}
+
 std::unique_ptr<Iterator> Block::NewIterator(const Comparator* comparator,
                                              std::string_view file_name) const {
   if (num_restarts_ == 0) return NewEmptyIterator();

@@ -22,6 +22,8 @@
 #include <memory>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "siftdb/comparator.h"
 #include "siftdb/iterator.h"
@@ -50,6 +52,15 @@ class Block {
   // and must outlive the iterator, as must this block.
   std::unique_ptr<Iterator> NewIterator(const Comparator* comparator,
                                         std::string_view file_name) const;
+
+  // One-shot lookup without allocating an iterator (point lookups): calls
+  // found(key, value) with the first entry >= target, if any. The views
+  // point into this block (the key into a scratch buffer) and are valid
+  // only during the call. Errors as the iterator's status().
+  absl::Status Seek(
+      const Comparator* comparator, std::string_view file_name,
+      std::string_view target,
+      absl::FunctionRef<void(std::string_view, std::string_view)> found) const;
 
  private:
   Block(BlockContents contents, uint64_t offset, uint32_t restart_offset,

@@ -216,15 +216,20 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
   return NewDataBlockIterator(options, index_value, *file_);
 }
 
-std::unique_ptr<Iterator> Table::NewDataBlockIterator(
-    const ReadOptions& options, std::string_view index_value,
-    const RandomAccessFile& file) const {
+Table::PinnedBlock::~PinnedBlock() {
+  if (cache_handle != nullptr) cache->Release(cache_handle);
+}
+
+absl::Status Table::PinDataBlock(const ReadOptions& options,
+                                 std::string_view index_value,
+                                 const RandomAccessFile& file,
+                                 PinnedBlock* pinned) const {
   BlockHandle handle;
   std::string_view input = index_value;
   if (!handle.DecodeFrom(&input)) {
-    return NewErrorIterator(absl::DataLossError(
+    return absl::DataLossError(
         absl::StrFormat("%s: index block at offset %d: malformed block handle",
-                        file_name_, footer_.index_handle.offset())));
+                        file_name_, footer_.index_handle.offset()));
   }
 
   Cache* const cache = options_.block_cache;
@@ -236,12 +241,10 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
         cache->Lookup(std::string_view(cache_key, sizeof(cache_key)));
     if (cache_handle != nullptr) {
       Record(options_.statistics, Ticker::kBlockCacheHits);
-      const Block* block =
-          static_cast<const Block*>(cache->Value(cache_handle));
-      auto iter = block->NewIterator(&comparator_, file_name_);
-      iter->RegisterCleanup(
-          [cache, cache_handle] { cache->Release(cache_handle); });
-      return iter;
+      pinned->cache = cache;
+      pinned->cache_handle = cache_handle;
+      pinned->block = static_cast<const Block*>(cache->Value(cache_handle));
+      return absl::OkStatus();
     }
     Record(options_.statistics, Ticker::kBlockCacheMisses);
   }
@@ -253,24 +256,42 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
   ro.limit = data_end_;
   auto contents = ReadBlock(file, ro, handle);
   Record(options_.statistics, Ticker::kDataBlockReads);
-  if (!contents.ok()) return NewErrorIterator(contents.status());
+  if (!contents.ok()) return contents.status();
   auto block = Block::Create(std::move(*contents), handle.offset(), file_name_);
-  if (!block.ok()) return NewErrorIterator(block.status());
+  if (!block.ok()) return block.status();
 
   if (cache != nullptr && options.fill_cache) {
     const size_t charge = (*block)->size();
-    Cache::Handle* cache_handle =
+    pinned->cache = cache;
+    pinned->cache_handle =
         cache->Insert(std::string_view(cache_key, sizeof(cache_key)),
                       block->release(), charge, &DeleteCachedBlock);
-    const Block* cached = static_cast<const Block*>(cache->Value(cache_handle));
-    auto iter = cached->NewIterator(&comparator_, file_name_);
+    pinned->block =
+        static_cast<const Block*>(cache->Value(pinned->cache_handle));
+    return absl::OkStatus();
+  }
+  pinned->owned = std::move(*block);
+  pinned->block = pinned->owned.get();
+  return absl::OkStatus();
+}
+
+std::unique_ptr<Iterator> Table::NewDataBlockIterator(
+    const ReadOptions& options, std::string_view index_value,
+    const RandomAccessFile& file) const {
+  PinnedBlock pinned;
+  absl::Status s = PinDataBlock(options, index_value, file, &pinned);
+  if (!s.ok()) return NewErrorIterator(std::move(s));
+  auto iter = pinned.block->NewIterator(&comparator_, file_name_);
+  if (pinned.cache_handle != nullptr) {
+    Cache* const cache = pinned.cache;
+    Cache::Handle* const cache_handle = pinned.cache_handle;
+    pinned.cache_handle = nullptr;  // now the iterator's to release
     iter->RegisterCleanup(
         [cache, cache_handle] { cache->Release(cache_handle); });
-    return iter;
+  } else {
+    Block* owned = pinned.owned.release();
+    iter->RegisterCleanup([owned] { delete owned; });
   }
-  Block* owned = block->release();
-  auto iter = owned->NewIterator(&comparator_, file_name_);
-  iter->RegisterCleanup([owned] { delete owned; });
   return iter;
 }
 
@@ -314,23 +335,30 @@ absl::Status Table::InternalGet(
     Record(options_.statistics, Ticker::kFilterPositives);
   }
 
+  // Index and data block are searched in place: no iterator is allocated.
   bool same_user_key = false;
-  auto index_iter = NewIndexIterator();
-  index_iter->Seek(internal_key);
-  if (index_iter->Valid()) {
-    auto block_iter = NewDataBlockIterator(options, index_iter->value());
-    block_iter->Seek(internal_key);
-    if (block_iter->Valid()) {
-      const std::string_view key = block_iter->key();
-      same_user_key = key.size() >= kInternalKeyTrailerSize &&
-                      comparator_.user_comparator()->Compare(
-                          ExtractUserKey(key), user_key) == 0;
-      found(key, block_iter->value());
-    } else if (!block_iter->status().ok()) {
-      return block_iter->status();
-    }
-  } else if (!index_iter->status().ok()) {
-    return index_iter->status();
+  std::string_view index_value;  // points into index_block_
+  bool in_index = false;
+  absl::Status s =
+      index_block_->Seek(&comparator_, file_name_, internal_key,
+                         [&](std::string_view /*key*/, std::string_view value) {
+                           index_value = value;
+                           in_index = true;
+                         });
+  if (!s.ok()) return s;
+  if (in_index) {
+    PinnedBlock pinned;
+    s = PinDataBlock(options, index_value, *file_, &pinned);
+    if (!s.ok()) return s;
+    s = pinned.block->Seek(&comparator_, file_name_, internal_key,
+                           [&](std::string_view key, std::string_view value) {
+                             same_user_key =
+                                 key.size() >= kInternalKeyTrailerSize &&
+                                 comparator_.user_comparator()->Compare(
+                                     ExtractUserKey(key), user_key) == 0;
+                             found(key, value);
+                           });
+    if (!s.ok()) return s;
   }
   if (filtered && !same_user_key) {
     Record(options_.statistics, Ticker::kFilterFalsePositives);

@@ -112,6 +112,25 @@ class Table {
       const RandomAccessFile& file) const;
 
  private:
+  // A data block held for reading: from the block cache (released on
+  // destruction) or owned.
+  struct PinnedBlock {
+    PinnedBlock() = default;
+    PinnedBlock(const PinnedBlock&) = delete;
+    PinnedBlock& operator=(const PinnedBlock&) = delete;
+    ~PinnedBlock();
+    const Block* block = nullptr;
+    Cache* cache = nullptr;
+    Cache::Handle* cache_handle = nullptr;
+    std::unique_ptr<Block> owned;
+  };
+  // Finds the data block named by index_value in the block cache or reads
+  // it through `file` (caching it when options.fill_cache).
+  absl::Status PinDataBlock(const ReadOptions& options,
+                            std::string_view index_value,
+                            const RandomAccessFile& file,
+                            PinnedBlock* pinned) const;
+
   struct AlignedDelete {
     void operator()(char* p) const {
       ::operator delete[](p, std::align_val_t{64});
