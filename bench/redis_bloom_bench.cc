@@ -6,6 +6,8 @@
 //                              one client, in a pre-sized 1% filter (MExists
 //                              also at capacity 100k, where the bit array is
 //                              small enough to be tested inside the script)
+//   BM_MAddGrown               MAdd to an auto-created filter (capacity 100)
+//                              grown to 200k items: 12 older sub-filters
 //   BM_RawBitfield*            the same probe traffic as plain BITFIELD
 //                              commands without a script (the floor)
 // then prints memory per item at 1% (MEMORY USAGE of all keys) beside
@@ -216,6 +218,44 @@ void BM_MExists(benchmark::State& state) {
   ReportServerCpu(state, client.get(), cpu_before);
 }
 
+// Adds to a filter auto-created with RedisBloom's default capacity (100,
+// expansion 2) and grown to range(0) items first: every batch also tests
+// the older sub-filters (about log2(items / 100) of them).
+void BM_MAddGrown(benchmark::State& state) {
+  auto client = Connect();
+  RedisBloom bloom(client.get());
+  const uint64_t before = static_cast<uint64_t>(state.range(0));
+  const std::string name = absl::StrCat("grown", before);
+  (void)bloom.Delete(name);
+  for (uint64_t i = 0; i < before; i += 10000) {
+    auto r = bloom.MAdd(name, Batch("g", i, 10000));
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+  }
+  auto info = bloom.Info(name);
+  uint64_t next = before;
+  const double cpu_before = ServerCpuSeconds(client.get());
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<std::string> items = Batch("g", next, g_batch);
+    next += g_batch;
+    state.ResumeTiming();
+    auto r = bloom.MAdd(name, items);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * g_batch));
+  if (info.ok()) {
+    state.counters["sub_filters_at_start"] = static_cast<double>(info->filters);
+  }
+  ReportServerCpu(state, client.get(), cpu_before);
+  (void)bloom.Delete(name);
+}
+
 // The floor: the same probes sent as one plain BITFIELD (SET) or
 // BITFIELD_RO (GET) per batch, no script, no counts, no atomic checks.
 void BM_RawBitfield(benchmark::State& state) {
@@ -271,6 +311,12 @@ BENCHMARK(BM_MExists)
     ->Args({20000000, 0})
     ->Args({100000, 0})
     ->Args({100000, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
+BENCHMARK(BM_MAddGrown)
+    ->ArgName("items")
+    ->Arg(200000)
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(2.0)
     ->UseRealTime();

@@ -53,6 +53,9 @@ struct PlanLink {
   LinkSpec spec;
   uint64_t start = 0;  // first 0-based item that may reach this link
   bool too_big = false;
+  // Probes travel as one packed block and the script tests them from a copy
+  // of the bit array (only for existing sub-filters older than the newest).
+  bool bulk = false;
 };
 
 void AddPlanLink(RedisArgs* args, const PlanLink& p) {
@@ -64,7 +67,8 @@ void AddPlanLink(RedisArgs* args, const PlanLink& p) {
       .AddUint(p.spec.hashes)
       .AddUint(p.spec.n2)
       .AddUint(p.start)
-      .Add(p.too_big ? "1" : "0");
+      .Add(p.too_big ? "1" : "0")
+      .Add(p.bulk ? "b" : "f");
 }
 
 void AddOffsets(RedisArgs* args, const std::vector<redis_bloom::HashPair>& h,
@@ -430,8 +434,11 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
       requested_error = create.error_rate;
     } else {
       expected = layout->token();
-      for (const ChainLink& l : layout->links) {
-        plan.push_back(PlanLink{l.spec, 0, false});
+      for (size_t j = 0; j < layout->links.size(); j++) {
+        const LinkSpec& spec = layout->links[j].spec;
+        const bool older = j + 1 < layout->links.size();
+        plan.push_back(
+            PlanLink{spec, 0, false, older && UseBulkProbes(spec, n)});
       }
       const ChainLink& newest = layout->links.back();
       uint64_t room =
@@ -483,7 +490,11 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
         .AddUint(options);
     for (const PlanLink& p : plan) AddPlanLink(&args, p);
     for (const PlanLink& p : plan) {
-      if (!p.too_big) AddOffsets(&args, h, p.start, p.spec);
+      if (p.bulk) {
+        args.Add(BulkProbes(h, p.spec));
+      } else if (!p.too_big) {
+        AddOffsets(&args, h, p.start, p.spec);
+      }
     }
 
     absl::StatusOr<RedisReply> reply =

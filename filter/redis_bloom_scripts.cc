@@ -136,9 +136,13 @@ end
 //         (STALE) when it has fewer.
 // ARGV[4] n items, ARGV[5] P plan links (existing + possible new ones).
 // ARGV[6..9] creation: id, error_rate, expansion, options.
-// ARGV[10..] per plan link 9 fields: capacity, error, bpe, bits, bytes,
-//         hashes, n2, start (first 0-based item that may reach it), too_big.
-// Then the offsets, link after link, items start..n-1, hashes each.
+// ARGV[10..] per plan link 10 fields: capacity, error, bpe, bits, bytes,
+//         hashes, n2, start (first 0-based item that may reach it), too_big,
+//         probe mode ('f' or 'b', as in the exists script below).
+// Then the probes, link after link: mode 'f' the decimal Redis bit offsets
+// of items start..n-1, hashes each; mode 'b' one packed block of 4-byte
+// records for items 0..n-1 (see the exists script). 'b' is only allowed for
+// existing sub-filters older than the newest (start 0): they are only read.
 // Reply: {'OK', results, token, items_in_newest, links} where results has
 // one char per item processed: '1' added, '0' maybe present, and a final
 // 'E' (non-scaling filter full) or 'X' (a new sub-filter would be too large)
@@ -150,17 +154,25 @@ local assumed_room = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
 local P = tonumber(ARGV[5])
 local LF = 10
-local cap, hashes, start, toobig, base, field = {}, {}, {}, {}, {}, {}
-local off = LF + P * 9
+local cap, hashes, start, toobig, base, field, bulk = {}, {}, {}, {}, {}, {}, {}
+local off = LF + P * 10
 for j = 0, P - 1 do
-  local f = LF + j * 9
+  local f = LF + j * 10
   field[j] = f
   cap[j] = tonumber(ARGV[f])
   hashes[j] = tonumber(ARGV[f + 5])
   start[j] = tonumber(ARGV[f + 7])
   toobig[j] = ARGV[f + 8] == '1'
+  bulk[j] = ARGV[f + 9] == 'b'
   base[j] = off
-  if not toobig[j] then off = off + (n - start[j]) * hashes[j] end
+  if bulk[j] then
+    if start[j] ~= 0 or #ARGV[off] ~= 4 * n * hashes[j] then
+      return redis.error_reply('ERR siftdb add script: probe block ' .. j .. ' has a bad length')
+    end
+    off = off + 1
+  elseif not toobig[j] then
+    off = off + (n - start[j]) * hashes[j]
+  end
 end
 
 local t = ktype(meta)
@@ -188,6 +200,11 @@ end
 local nonscaling = (options % 16) >= 8
 
 local newest = L - 1
+for j = newest, P - 1 do
+  if bulk[j] then
+    return redis.error_reply('ERR siftdb add script: bulk probes for sub-filter ' .. j .. ', which may change')
+  end
+end
 local nitems = tonumber(redis.call('HGET', meta, 'link:' .. newest .. ':items'))
 local ncap = cap[newest]
 if not nonscaling and ncap - nitems < assumed_room then return {'STALE'} end
@@ -205,7 +222,11 @@ if L > 1 then
       end
     end
     cand = c2
-    check_link(prefix .. 'bitmap:' .. j, hashes[j], base[j], start[j], cand, present)
+    if bulk[j] then
+      check_bulk(prefix .. 'bitmap:' .. j, hashes[j], ARGV[base[j]], cand, present)
+    else
+      check_link(prefix .. 'bitmap:' .. j, hashes[j], base[j], start[j], cand, present)
+    end
   end
 end
 

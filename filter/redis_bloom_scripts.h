@@ -22,7 +22,7 @@
 namespace siftdb::redis_bloom {
 
 // Number of fields per sub-filter in the add script's plan.
-inline constexpr int kPlanLinkFields = 9;
+inline constexpr int kPlanLinkFields = 10;
 // ARGV index (1-based) of the first plan field in the add script.
 inline constexpr int kAddPlanFirstArg = 10;
 

@@ -119,6 +119,48 @@ TEST_F(ProbeModesTest, ChainAnswersEqualTheRawBits) {
   ExpectMatchesOracle("chain", sample);
 }
 
+// MAdd tests the older sub-filters of a chain from copies when they are
+// small. Adding in batches of 1000 must give the replies, counts and bytes
+// of adding one item at a time (RedisBloom applies a batch in order).
+TEST_F(ProbeModesTest, ChainAddsInBatchesEqualAddsOneByOne) {
+  ASSERT_TRUE(bloom_->Reserve("batched", 0.01, 100, 2).ok());
+  ASSERT_TRUE(bloom_->Reserve("single", 0.01, 100, 2).ok());
+  std::vector<std::string> items;
+  for (int i = 0; i < 6000; i++) {
+    items.push_back(absl::StrCat("it-", (i * 7919) % 4500));  // repeats
+  }
+  std::vector<bool> batched, single;
+  for (size_t begin = 0; begin < items.size(); begin += 1000) {
+    std::vector<std::string> part(items.begin() + begin,
+                                  items.begin() + begin + 1000);
+    absl::StatusOr<BloomAddResults> r = bloom_->MAdd("batched", part);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->stopped.ok());
+    batched.insert(batched.end(), r->added.begin(), r->added.end());
+  }
+  for (const std::string& item : items) {
+    absl::StatusOr<bool> r = bloom_->Add("single", item);
+    ASSERT_TRUE(r.ok()) << r.status();
+    single.push_back(*r);
+  }
+  ASSERT_EQ(batched, single);
+  absl::StatusOr<BloomInfo> a = bloom_->Info("batched");
+  absl::StatusOr<BloomInfo> b = bloom_->Info("single");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->items, b->items);
+  ASSERT_EQ(a->filters, b->filters);
+  ASSERT_GE(a->filters, 5u);
+  for (size_t j = 0; j < a->filters; j++) {
+    EXPECT_EQ(a->sub_filters[j].items, b->sub_filters[j].items) << j;
+    absl::StatusOr<RedisReply> x =
+        client_->Command({"GET", RedisBloom::BitmapKey("batched", j)});
+    absl::StatusOr<RedisReply> y =
+        client_->Command({"GET", RedisBloom::BitmapKey("single", j)});
+    ASSERT_TRUE(x.ok() && y.ok());
+    EXPECT_TRUE(x->str() == y->str()) << "sub-filter " << j;
+  }
+}
+
 // A sub-filter whose bitmap key was deleted reads as all zero in every
 // mode (BITFIELD_RO reads a missing key as zeros too).
 TEST_F(ProbeModesTest, MissingBitmapReadsAsZeroInEveryMode) {
