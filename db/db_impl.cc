@@ -303,7 +303,12 @@ void DBImpl::ReleaseReadState(const ReadState& state) {
   MutexLock l(&mutex_);
   state.mem->Unref();
   if (state.imm != nullptr) state.imm->Unref();
+  // A read that outlived its Version kept that Version's tables alive
+  // through the compaction that replaced them; the compaction could not
+  // delete them then, and may have been the last one for a while.
+  const bool stale = state.current != versions_->current();
   state.current->Unref();
+  if (stale && !shutting_down_) RemoveObsoleteFiles();
 }
 
 absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,

@@ -38,6 +38,15 @@ class CompactionTest : public ::testing::Test {
         absl::StrFormat("siftdb.num-files-at-level%d", level), &v));
     return std::stoi(v);
   }
+  int SstFilesOnDisk() {
+    auto children = Env::Default()->GetChildren(path_);
+    EXPECT_TRUE(children.ok());
+    int sst = 0;
+    for (const auto& name : *children) {
+      if (name.ends_with(".sst")) sst++;
+    }
+    return sst;
+  }
   int TotalFiles() {
     int n = 0;
     for (int l = 0; l < 7; l++) n += FilesAtLevel(l);
@@ -163,13 +172,31 @@ TEST_F(CompactionTest, RecoveryAfterCompactions) {
   // Only live files remain in the directory (once a compaction the reopen
   // started has installed its outputs).
   ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
-  auto children = Env::Default()->GetChildren(path_);
-  ASSERT_TRUE(children.ok());
-  int sst = 0;
-  for (const auto& name : *children) {
-    if (name.ends_with(".sst")) sst++;
+  EXPECT_EQ(TotalFiles(), SstFilesOnDisk());
+}
+
+TEST_F(CompactionTest, TablesPinnedByAnIteratorGoWhenItDoes) {
+  for (int i = 0; i < 3000; i++) {
+    ASSERT_TRUE(
+        db_->Put(WriteOptions(), absl::StrFormat("key%06d", i), "old").ok());
   }
-  EXPECT_EQ(TotalFiles(), sst);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  for (int i = 0; i < 3000; i++) {
+    ASSERT_TRUE(
+        db_->Put(WriteOptions(), absl::StrFormat("key%06d", i), "new").ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  // The iterator still reads the old tables, so they stay on disk...
+  EXPECT_GT(SstFilesOnDisk(), TotalFiles());
+  EXPECT_EQ("old", it->value());
+  // ...and go with it, with no later compaction needed to notice.
+  it.reset();
+  EXPECT_EQ(TotalFiles(), SstFilesOnDisk());
 }
 
 TEST_F(CompactionTest, FilterStillRejectsAbsentKeysAfterCompaction) {
