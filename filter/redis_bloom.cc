@@ -3,7 +3,9 @@
 // RedisBloom (include/siftdb/redis_bloom.h): the client half of the
 // Redis-backed scalable Bloom filter. It hashes items, plans which
 // sub-filters a batch may touch (including the ones the batch may create),
-// turns probe positions into Redis bit offsets and lets one Lua script
+// turns probe positions into Redis bit offsets (or, for bit arrays small
+// enough to be copied into the script, packed byte/mask records: probe mode
+// 'b', see UseBulkProbes) and lets one Lua script
 // (filter/redis_bloom_scripts.cc) apply the batch atomically.
 //
 // Client cache: per filter name, the layout last read from or written to
