@@ -18,11 +18,14 @@
 //
 // Atomicity: every mutating call is one Lua script run by EVALSHA (reloaded
 // on NOSCRIPT), so concurrent clients never split an add from its count or
-// race a sub-filter's creation. MAdd/MExists batches of up to kMaxScriptItems
-// travel in one script call; larger ones are split into consecutive atomic
-// calls. Connection errors are retried with exponential backoff until
-// retry_deadline; a retried add can only report an item as already present
-// (0), never lose it or count it twice.
+// race a sub-filter's creation. An MAdd batch of up to kMaxScriptItems
+// travels in one script call; larger ones are split into consecutive atomic
+// calls. MExists reads only: a filter with one sub-filter is probed without a
+// script in two MULTI/EXEC rounds (every item's first bit, then the other
+// bits of the items whose first bit is set), a chain by one read-only script
+// call per kMaxScriptItems items (docs/redis_bloom.md). Connection errors are
+// retried with exponential backoff until retry_deadline; a retried add can only
+// report an item as already present (0), never lose it or count it twice.
 //
 // Errors: absl::Status values with messages naming the filter; statuses that
 // correspond to a RedisBloom error reply carry that reply's exact text as a
