@@ -274,8 +274,9 @@ TEST_F(EnvPosixTest, LockTwiceInProcessFails) {
   ASSERT_TRUE(first.ok()) << first.status();
   auto second = env_->LockFile(f);
   ASSERT_FALSE(second.ok());
-  EXPECT_THAT(std::string(second.status().message()),
-              HasSubstr("lock " + f + ": already held by this or another process"));
+  EXPECT_THAT(
+      std::string(second.status().message()),
+      HasSubstr("lock " + f + ": already held by this or another process"));
   // Releasing lets the next one in.
   first->reset();
   auto third = env_->LockFile(f);
