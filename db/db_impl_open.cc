@@ -77,6 +77,10 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         "max_bytes_for_level_multiplier = %g (must be in (1, 1000])",
         o.max_bytes_for_level_multiplier));
   }
+  if (o.remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
+    absl::Status s = RemoteMirror::ValidateOptions(o.remote_filter);
+    if (!s.ok()) return s;
+  }
   return o;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "db/remote_mirror_impl.h"
 #include "filter/bloom_math.h"
@@ -36,12 +37,7 @@ class HashCollector final : public WriteBatch::Handler {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
-    const Options& options, const std::string& dbname, TableCache* table_cache,
-    Statistics* statistics) {
-  (void)dbname;
-  (void)statistics;
-  const RemoteFilterOptions& r = options.remote_filter;
+absl::Status RemoteMirror::ValidateOptions(const RemoteFilterOptions& r) {
   if (r.mode == RemoteFilterOptions::Mode::kOff) {
     return BadOption("mode is kOff (no mirror to create)");
   }
@@ -54,7 +50,10 @@ absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
       return BadOption("endpoints: " + std::string(ep.status().message()));
   }
   absl::Status s = ValidateMirrorName(r.name);
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid option: ", s.message()));
+  }
   if (r.lease_ttl_ms < 100) {
     return BadOption(
         absl::StrFormat("lease_ttl_ms = %d (must be >= 100)", r.lease_ttl_ms));
@@ -72,6 +71,17 @@ absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
         r.async_max_lag_ms, r.wait_replicas, r.wait_timeout_ms,
         r.delete_grace_ms));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
+    const Options& options, const std::string& dbname, TableCache* table_cache,
+    Statistics* statistics) {
+  (void)dbname;
+  (void)statistics;
+  const RemoteFilterOptions& r = options.remote_filter;
+  absl::Status s = ValidateOptions(r);
+  if (!s.ok()) return s;
 
   RedisMirrorWriterOptions w;
   w.connect.endpoints = r.endpoints;

@@ -50,6 +50,10 @@ class RemoteMirror {
   // gives access to each table's filter bytes; it must outlive the mirror.
   // Fails only on bad configuration (InvalidArgument); an unreachable
   // Redis is not an error (the mirror retries in the background).
+  // InvalidArgument ("invalid option: Options.remote_filter...") naming the
+  // first bad field; OK otherwise. r.mode must not be kOff.
+  static absl::Status ValidateOptions(const RemoteFilterOptions& r);
+
   static absl::StatusOr<std::unique_ptr<RemoteMirror>> Create(
       const Options& options, const std::string& dbname,
       TableCache* table_cache, Statistics* statistics);

@@ -5,9 +5,13 @@
 // value (InvalidArgument naming the field and the allowed range), then
 // reopens it with the value fixed and finds every acknowledged entry.
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
@@ -27,12 +31,25 @@ void ExpectRejected(std::initializer_list<std::function<void(Options*)>> bad,
   TempDir dir;
   const std::string path = dir.Join("db");
   ASSERT_NO_FATAL_FAILURE(MakeDb(path, kEntries, /*flush=*/false));
+  auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path)) {
+      names.push_back(e.path().filename().string() + " " +
+                      std::to_string(e.file_size()));
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const std::vector<std::string> before = files();
   for (const auto& mutate : bad) {
     Options o = CatalogueOptions(false);
     mutate(&o);
     auto db = DB::Open(o, path);
     EXPECT_TRUE(
         HasError(db.status(), absl::StatusCode::kInvalidArgument, parts));
+    // Refused before the directory was touched (no recovery ran: the log
+    // holding the entries is still there, unconverted).
+    EXPECT_EQ(before, files());
   }
   ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path, kEntries));
 }
@@ -134,15 +151,16 @@ TEST(ErrorsOptions, RemoteFilterInvalid) {
                  }},
                  {"invalid option: Options.remote_filter.endpoints",
                   "localhost:99999", "bad port"});
-  ExpectRejected({[&](Options* o) {
-                    mirror(o);
-                    o->remote_filter.name = "bad{name}";
-                  },
-                  [&](Options* o) {
-                    mirror(o);
-                    o->remote_filter.name = "";
-                  }},
-                 {"Options.remote_filter.name", "[A-Za-z0-9_.-]"});
+  ExpectRejected(
+      {[&](Options* o) {
+         mirror(o);
+         o->remote_filter.name = "bad{name}";
+       },
+       [&](Options* o) {
+         mirror(o);
+         o->remote_filter.name = "";
+       }},
+      {"invalid option: Options.remote_filter.name", "[A-Za-z0-9_.-]"});
   ExpectRejected({[&](Options* o) {
                    mirror(o);
                    o->remote_filter.lease_ttl_ms = 99;
