@@ -5,13 +5,13 @@
 #include <hiredis.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "filter/redis_sha1.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -124,7 +124,10 @@ std::string RedisEndpoint::ToString() const {
 }
 
 RedisScript::RedisScript(std::string source)
-    : source_(std::move(source)), sha1_(Sha1Hex(source_)) {}
+    : source_(std::move(source)), id_([] {
+        static std::atomic<uint64_t> next{1};
+        return next.fetch_add(1, std::memory_order_relaxed);
+      }()) {}
 
 RedisClient::RedisClient(const RedisClientOptions& options,
                          RedisEndpoint endpoint)
@@ -312,21 +315,33 @@ absl::StatusOr<std::vector<RedisReply>> RedisClient::Pipeline(
 absl::StatusOr<RedisReply> RedisClient::Eval(
     const RedisScript& script, const std::vector<std::string>& keys,
     const RedisArgs& args) {
-  RedisArgs cmd;
-  cmd.Add("EVALSHA").Add(script.sha1()).AddUint(keys.size());
-  for (const std::string& k : keys) cmd.Add(k);
-  cmd.Append(args);
   for (int attempt = 0;; attempt++) {
+    auto known = script_sha_.find(script.id());
+    if (known == script_sha_.end()) {
+      // First use on this client, or the server lost its scripts (restart,
+      // failover, SCRIPT FLUSH): load it and learn its name.
+      absl::StatusOr<RedisReply> loaded =
+          Command({"SCRIPT", "LOAD", script.source()});
+      if (!loaded.ok()) return loaded.status();
+      if (loaded->is_error()) return ServerErrorStatus("SCRIPT LOAD", *loaded);
+      if (!loaded->is_string() || loaded->str().empty()) {
+        return absl::InternalError(absl::StrFormat(
+            "redis %s: SCRIPT LOAD: the reply is not a script name",
+            endpoint_text_));
+      }
+      known = script_sha_.insert_or_assign(script.id(), loaded->str()).first;
+    }
+    RedisArgs cmd;
+    cmd.Add("EVALSHA").Add(known->second).AddUint(keys.size());
+    for (const std::string& k : keys) cmd.Add(k);
+    cmd.Append(args);
     absl::StatusOr<RedisReply> reply = Command(cmd);
     if (!reply.ok()) return reply;
     if (!reply->is_error() || !absl::StartsWith(reply->str(), "NOSCRIPT") ||
         attempt >= 3) {
       return reply;
     }
-    absl::StatusOr<RedisReply> loaded =
-        Command({"SCRIPT", "LOAD", script.source()});
-    if (!loaded.ok()) return loaded.status();
-    if (loaded->is_error()) return ServerErrorStatus("SCRIPT LOAD", *loaded);
+    script_sha_.erase(script.id());
   }
 }
 

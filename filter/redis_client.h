@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -77,16 +78,21 @@ struct RedisEndpoint {
   std::string ToString() const;
 };
 
-// A Lua script, named by the SHA-1 of its source (as Redis names it).
+// A Lua script. Redis names a script by the SHA-1 of its source; a client
+// learns that name from SCRIPT LOAD's reply (RedisClient::Eval), so siftdb
+// never computes it. id() tells scripts apart within a process (never
+// reused, unlike an address).
 class RedisScript {
  public:
   explicit RedisScript(std::string source);
+  RedisScript(const RedisScript&) = delete;
+  RedisScript& operator=(const RedisScript&) = delete;
   const std::string& source() const { return source_; }
-  const std::string& sha1() const { return sha1_; }
+  uint64_t id() const { return id_; }
 
  private:
-  std::string source_;
-  std::string sha1_;
+  const std::string source_;
+  const uint64_t id_;
 };
 
 class RedisClient {
@@ -109,7 +115,9 @@ class RedisClient {
   absl::StatusOr<std::vector<RedisReply>> Pipeline(
       const std::vector<RedisArgs>& commands);
 
-  // EVALSHA script numkeys keys... args...; loads the script on NOSCRIPT.
+  // EVALSHA script numkeys keys... args.... The script's name comes from
+  // SCRIPT LOAD, sent on its first use on this client and again after a
+  // NOSCRIPT reply (the server restarted, failed over or flushed scripts).
   absl::StatusOr<RedisReply> Eval(const RedisScript& script,
                                   const std::vector<std::string>& keys,
                                   const RedisArgs& args);
@@ -149,6 +157,8 @@ class RedisClient {
   const RedisEndpoint endpoint_;
   const std::string endpoint_text_;
   redisContext* ctx_ = nullptr;
+  // RedisScript::id() -> the SHA-1 name SCRIPT LOAD returned on this client.
+  absl::flat_hash_map<uint64_t, std::string> script_sha_;
   int64_t connects_ = 0;
   int64_t reconnects_ = 0;
 };

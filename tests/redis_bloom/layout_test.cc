@@ -12,7 +12,6 @@
 #include "filter/redis_bloom_layout.h"
 #include "filter/redis_client.h"
 #include "filter/redis_reply.h"
-#include "filter/redis_sha1.h"
 #include "gtest/gtest.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 #include "tests/support/json_reader.h"
@@ -257,15 +256,6 @@ TEST(MurmurHash64A, SeedAndTailHandling) {
     s.push_back(static_cast<char>('a' + len));
   }
   EXPECT_EQ(seen.size(), 18u);
-}
-
-TEST(RedisSha1, KnownVectors) {
-  EXPECT_EQ(Sha1Hex(""), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-  EXPECT_EQ(Sha1Hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
-  EXPECT_EQ(Sha1Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-            "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
-  EXPECT_EQ(Sha1Hex(std::string(1000000, 'a')),
-            "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
 }
 
 TEST(RedisArgs, EncodesBinarySafeResp) {
