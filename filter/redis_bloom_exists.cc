@@ -23,21 +23,14 @@
 
 namespace siftdb {
 
-using redis_bloom::BloomName;
-using redis_bloom::BloomNotFound;
 using redis_bloom::BloomScriptError;
-using redis_bloom::BloomWrongType;
-using redis_bloom::ChainHeader;
 using redis_bloom::ChainLink;
-using redis_bloom::FormatDouble;
 using redis_bloom::IsOkReply;
 using redis_bloom::IsStaleReply;
 using redis_bloom::kMaxAttempts;
 using redis_bloom::LinkSpec;
-using redis_bloom::ParseUint;
 using redis_bloom::TooContended;
 using redis_bloom::UnexpectedReply;
-using redis_bloom::WithReply;
 
 using redis_bloom::AddOffsets;
 using redis_bloom::BulkProbes;

@@ -19,12 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<std::string> Range(const std::string& prefix, int from, int to) {
-  std::vector<std::string> out;
-  for (int i = from; i < to; i++) out.push_back(absl::StrCat(prefix, i));
-  return out;
-}
-
 std::string Reply(const absl::Status& s) {
   return RedisBloomReplyText(s).value_or("(none)");
 }

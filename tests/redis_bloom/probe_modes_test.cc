@@ -19,12 +19,6 @@
 namespace siftdb::test {
 namespace {
 
-std::vector<std::string> Range(const std::string& prefix, int from, int to) {
-  std::vector<std::string> out;
-  for (int i = from; i < to; i++) out.push_back(absl::StrCat(prefix, i));
-  return out;
-}
-
 class ProbeModesTest : public RedisTest {
  protected:
   void SetUp() override {

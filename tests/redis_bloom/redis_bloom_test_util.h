@@ -21,6 +21,14 @@
 
 namespace siftdb::test {
 
+// Items prefix<from> .. prefix<to - 1>.
+inline std::vector<std::string> Range(const std::string& prefix, int from,
+                                      int to) {
+  std::vector<std::string> out;
+  for (int i = from; i < to; i++) out.push_back(absl::StrCat(prefix, i));
+  return out;
+}
+
 inline std::string RedisBloomTestDataDir() {
   // ctest sets SIFTDB_SOURCE_DIR; when the binary runs by hand, fall back
   // to the source tree this header was compiled from.
