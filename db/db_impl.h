@@ -92,6 +92,8 @@ class DBImpl : public DB {
                               SequenceNumber* max_sequence)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Creates log file number log_number_ and a fresh MemTable.
+  // A new, empty MemTable (unreferenced) with this DB's filter size.
+  MemTable* NewMemTable() const;
   absl::Status NewLogFile(uint64_t number)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 

@@ -31,6 +31,11 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         absl::StrFormat("write_buffer_size = %d (must be in [4 KiB, 4 GiB])",
                         o.write_buffer_size));
   }
+  if (!(o.memtable_filter_ratio >= 0 && o.memtable_filter_ratio <= 0.25)) {
+    return BadOption(absl::StrFormat(
+        "memtable_filter_ratio = %g (must be in [0, 0.25]; 0 disables)",
+        o.memtable_filter_ratio));
+  }
   if (o.max_open_files < 16) {
     return BadOption(absl::StrFormat("max_open_files = %d (must be >= 16)",
                                      o.max_open_files));
@@ -177,6 +182,12 @@ absl::Status DBImpl::NewDB() {
   return s;
 }
 
+MemTable* DBImpl::NewMemTable() const {
+  const double bytes = static_cast<double>(options_.write_buffer_size) *
+                       options_.memtable_filter_ratio;
+  return new MemTable(internal_comparator_, static_cast<size_t>(bytes));
+}
+
 absl::Status DBImpl::NewLogFile(uint64_t number) {
   auto file = env_->NewWritableFile(LogFileName(dbname_, number));
   if (!file.ok()) return file.status();
@@ -187,7 +198,7 @@ absl::Status DBImpl::NewLogFile(uint64_t number) {
   logfile_ = std::move(*file);
   logfile_number_ = number;
   log_ = std::make_unique<log::Writer>(logfile_.get());
-  mem_ = new MemTable(internal_comparator_);
+  mem_ = NewMemTable();
   mem_->Ref();
   return absl::OkStatus();
 }
@@ -356,7 +367,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
       continue;
     }
     if (mem == nullptr) {
-      mem = new MemTable(internal_comparator_);
+      mem = NewMemTable();
       mem->Ref();
     }
     status = WriteBatchInternal::InsertInto(&batch, mem);

@@ -65,8 +65,10 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     return true;
   }
   if (name == "approximate-memory-usage") {
-    size_t total = mem_->ApproximateMemoryUsage();
-    if (imm_ != nullptr) total += imm_->ApproximateMemoryUsage();
+    size_t total = mem_->ApproximateMemoryUsage() + mem_->FilterMemoryUsage();
+    if (imm_ != nullptr) {
+      total += imm_->ApproximateMemoryUsage() + imm_->FilterMemoryUsage();
+    }
     if (block_cache_ != nullptr) total += block_cache_->TotalCharge();
     *value = absl::StrFormat("%d", total);
     return true;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "filter/filter_hash.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -19,8 +20,14 @@ std::string_view GetLengthPrefixed(const char* p) {
 
 }  // namespace
 
-MemTable::MemTable(const InternalKeyComparator& comparator)
-    : comparator_(comparator), table_(comparator_, &arena_) {}
+MemTable::MemTable(const InternalKeyComparator& comparator, size_t filter_bytes)
+    : comparator_(comparator),
+      table_(comparator_, &arena_),
+      filter_(filter_bytes) {}
+
+bool MemTable::UserKeyMayMatch(std::string_view user_key) const {
+  return filter_.MayMatch(FilterKeyHash(user_key));
+}
 
 size_t MemTable::ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
 
@@ -76,12 +83,15 @@ void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
   p += kInternalKeyTrailerSize;
   p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
   if (!value.empty()) std::memcpy(p, value.data(), value.size());
+  // The filter first: a reader that finds the entry must find its bits.
+  filter_.Add(FilterKeyHash(user_key));
   table_.Insert(buf);
   num_entries_++;
 }
 
 bool MemTable::Get(const LookupKey& key, std::string* value,
                    absl::Status* status) {
+  if (!UserKeyMayMatch(key.user_key())) return false;
   Table::Iterator iter(&table_);
   iter.Seek(key.memtable_key().data());
   if (!iter.Valid()) return false;

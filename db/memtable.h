@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "db/lookup_key.h"
 #include "db/skiplist.h"
+#include "filter/concurrent_bloom.h"
 #include "siftdb/iterator.h"
 #include "table/internal_key.h"
 #include "util/arena.h"
@@ -33,7 +34,11 @@ namespace siftdb {
 
 class MemTable {
  public:
-  explicit MemTable(const InternalKeyComparator& comparator);
+  // filter_bytes: size of the Bloom filter over the user keys added, which
+  // lets Get and UserKeyMayMatch answer "absent" without a skiplist search;
+  // 0 disables it (always "may match").
+  explicit MemTable(const InternalKeyComparator& comparator,
+                    size_t filter_bytes = 0);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -43,8 +48,11 @@ class MemTable {
     if (refs_ <= 0) delete this;
   }
 
-  // Bytes of memory in use (arena blocks).
+  // Bytes of memory in use (arena blocks). Excludes the filter, so that the
+  // write buffer limit counts entries only.
   size_t ApproximateMemoryUsage() const;
+  // Bytes of the user-key filter.
+  size_t FilterMemoryUsage() const { return filter_.MemoryUsage(); }
 
   // Iterates internal keys (key()) and values. The MemTable must outlive
   // the iterator (callers hold a Ref).
@@ -58,6 +66,10 @@ class MemTable {
   // returns true with *status OK and *value set (a put) or *status NotFound
   // (a deletion). Returns false when the MemTable knows nothing of it.
   bool Get(const LookupKey& key, std::string* value, absl::Status* status);
+
+  // False only when no entry for user_key was added before this call
+  // (see filter/concurrent_bloom.h for the ordering this relies on).
+  bool UserKeyMayMatch(std::string_view user_key) const;
 
   // Number of entries added.
   size_t NumEntries() const { return num_entries_; }
@@ -79,6 +91,7 @@ class MemTable {
   size_t num_entries_ = 0;  // writer only; read by the writer or under mutex
   Arena arena_;
   Table table_;
+  ConcurrentBloom filter_;  // over the user keys of every entry
 };
 
 }  // namespace siftdb

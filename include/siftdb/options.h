@@ -90,6 +90,12 @@ struct Options {
   // --- Write path ---
   // MemTable size at which it is frozen and flushed to a level-0 table.
   size_t write_buffer_size = size_t{4} << 20;
+  // Size of each MemTable's Bloom filter over its user keys, as a fraction
+  // of write_buffer_size (in [0, 0.25]; 0 disables). Lets reads and seeks
+  // of keys the MemTable does not hold skip its skiplist. The default
+  // (1/16, 256 KiB for a 4 MiB buffer) gives ~80 bits per key for 100-byte
+  // entries.
+  double memtable_filter_ratio = 0.0625;
 
   // --- Tables ---
   // Upper bound on open table files (table cache capacity). At least 16.
