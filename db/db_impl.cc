@@ -342,14 +342,23 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::vector<std::unique_ptr<Iterator>> children;
+  // Every source's filter, so that a seek to a key that exists reads only
+  // the sources that may hold it (see NewProbingMergingIterator).
+  std::vector<ChildProbe> probes;
   const ReadState state = AcquireReadState(options);
   // Newest first, so entries of equal internal key (impossible in
-  // practice) would favor the newest source.
-  children.push_back(state.mem->NewIterator());
-  if (state.imm != nullptr) children.push_back(state.imm->NewIterator());
-  state.current->AddIterators(options, &children);
-  std::unique_ptr<Iterator> internal =
-      NewMergingIterator(&internal_comparator_, std::move(children));
+  // practice) would favor the newest source. The read state's references
+  // keep every MemTable and table the probes use alive.
+  for (MemTable* mem : {state.mem, state.imm}) {
+    if (mem == nullptr) continue;
+    children.push_back(mem->NewIterator());
+    probes.emplace_back([mem](std::string_view target) {
+      return mem->UserKeyMayMatch(ExtractUserKey(target));
+    });
+  }
+  state.current->AddIterators(options, &children, &probes);
+  std::unique_ptr<Iterator> internal = NewProbingMergingIterator(
+      &internal_comparator_, std::move(children), std::move(probes));
   internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
   return NewDBIterator(options_.comparator, std::move(internal),
                        state.sequence);

@@ -182,9 +182,10 @@ void DBIter::Seek(std::string_view target) {
   direction_ = kForward;
   saved_value_.clear();
   saved_key_.clear();
-  std::string seek_key;
-  AppendInternalKey(&seek_key, target, sequence_, kValueTypeForSeek);
-  internal_->Seek(seek_key);
+  // saved_key_ is scratch moving forward: hold the seek key there (no
+  // allocation once it has grown); Seek does not keep a reference.
+  AppendInternalKey(&saved_key_, target, sequence_, kValueTypeForSeek);
+  internal_->Seek(saved_key_);
   FindNextUserEntry(false, &saved_key_);
 }
 

@@ -45,10 +45,13 @@ absl::StatusOr<Cache::Handle*> TableCache::FindTable(uint64_t file_number,
 
 std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
                                                   uint64_t file_number,
-                                                  uint64_t file_size) {
+                                                  uint64_t file_size,
+                                                  const Table** table_out) {
+  if (table_out != nullptr) *table_out = nullptr;
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return NewErrorIterator(handle.status());
   Table* table = static_cast<Table*>(cache_->Value(*handle));
+  if (table_out != nullptr) *table_out = table;
   std::unique_ptr<Iterator> iter = table->NewIterator(options);
   Cache* cache = cache_.get();
   Cache::Handle* h = *handle;

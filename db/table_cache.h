@@ -34,10 +34,13 @@ class TableCache {
   ~TableCache() = default;
 
   // An iterator over table `file_number` (of `file_size` bytes). The table
-  // stays open while the iterator lives.
+  // stays open while the iterator lives. When table_out is non-null it is
+  // set to the table (valid while the iterator lives), or to null when the
+  // table could not be opened (the iterator then reports why).
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options,
                                         uint64_t file_number,
-                                        uint64_t file_size);
+                                        uint64_t file_size,
+                                        const Table** table_out = nullptr);
 
   // Point lookup in one table; see Table::InternalGet.
   absl::Status Get(

@@ -167,18 +167,51 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
 }
 
 void Version::AddIterators(const ReadOptions& options,
-                           std::vector<std::unique_ptr<Iterator>>* iters) {
+                           std::vector<std::unique_ptr<Iterator>>* iters,
+                           std::vector<ChildProbe>* probes) {
   // Level-0 tables overlap: one iterator each. A deeper level is one sorted
   // run: one iterator that opens its tables as it reaches them.
   for (FileMetaData* f : files_[0]) {
-    iters->push_back(
-        vset_->table_cache()->NewIterator(options, f->number, f->file_size));
-  }
-  for (int level = 1; level < kNumLevels; level++) {
-    if (!files_[level].empty()) {
-      iters->push_back(vset_->NewLevelIterator(options, &files_[level]));
+    const Table* table = nullptr;
+    iters->push_back(vset_->table_cache()->NewIterator(options, f->number,
+                                                       f->file_size, &table));
+    if (probes == nullptr) continue;
+    if (table == nullptr) {
+      probes->emplace_back();  // an error iterator: always position it
+    } else {
+      // The iterator keeps the table open, and the probe lives no longer.
+      probes->emplace_back([table](std::string_view target) {
+        return table->UserKeyMayMatch(ExtractUserKey(target), nullptr);
+      });
     }
   }
+  for (int level = 1; level < kNumLevels; level++) {
+    if (files_[level].empty()) continue;
+    iters->push_back(vset_->NewLevelIterator(options, &files_[level]));
+    if (probes != nullptr) {
+      probes->emplace_back([this, level](std::string_view target) {
+        return LevelMayHoldUserKey(level, target);
+      });
+    }
+  }
+}
+
+bool Version::LevelMayHoldUserKey(int level, std::string_view internal_key) {
+  const InternalKeyComparator& icmp = *vset_->icmp();
+  const std::vector<FileMetaData*>& files = files_[level];
+  const int index = FindFile(icmp, files, internal_key);
+  if (index >= static_cast<int>(files.size())) return false;
+  const FileMetaData* f = files[index];
+  const std::string_view user_key = ExtractUserKey(internal_key);
+  if (BeforeFile(icmp.user_comparator(), &user_key, f)) return false;
+  bool may_match = true;  // a table that fails to open: let the seek say so
+  vset_->table_cache()
+      ->WithTable(f->number, f->file_size,
+                  [&](const Table& t) {
+                    may_match = t.UserKeyMayMatch(user_key, nullptr);
+                  })
+      .IgnoreError();
+  return may_match;
 }
 
 void Version::GetOverlappingInputs(int level, const std::string_view* begin,

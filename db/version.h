@@ -24,6 +24,7 @@
 #include "db/version_edit.h"
 #include "siftdb/iterator.h"
 #include "siftdb/options.h"
+#include "table/merging_iterator.h"
 
 namespace siftdb {
 
@@ -43,9 +44,14 @@ class Version {
                    const uint64_t* user_key_hash, std::string* value);
 
   // Appends one iterator per level-0 table and one per non-empty deeper
-  // level; together they yield every entry of this version.
+  // level; together they yield every entry of this version. When probes is
+  // non-null, also appends one ChildProbe per iterator (each table's
+  // filter; for a deeper level, the filter of the one table that could
+  // hold the key), for NewProbingMergingIterator. The probes use this
+  // Version: the caller's reference must outlive them.
   void AddIterators(const ReadOptions& options,
-                    std::vector<std::unique_ptr<Iterator>>* iters);
+                    std::vector<std::unique_ptr<Iterator>>* iters,
+                    std::vector<ChildProbe>* probes = nullptr);
 
   void Ref();
   void Unref();
@@ -71,6 +77,11 @@ class Version {
   std::string DebugString() const;
 
  private:
+  // False only when no table at `level` (>= 1) holds an entry with the
+  // user key of internal_key: the key is outside every table's range or
+  // the filter of the table whose range holds it says no.
+  bool LevelMayHoldUserKey(int level, std::string_view internal_key);
+
   friend class Compaction;
   friend class VersionSet;
   friend class VersionBuilder;

@@ -2,8 +2,13 @@
 
 #include "table/merging_iterator.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
 #include <utility>
 
+#include "absl/strings/str_format.h"
+#include "table/internal_key.h"
 #include "table/iterator_wrapper.h"
 
 namespace siftdb {
@@ -11,11 +16,18 @@ namespace {
 
 class MergingIterator final : public Iterator {
  public:
+  // user_comparator and probes: see NewProbingMergingIterator (null and
+  // empty for a plain merge).
   MergingIterator(const Comparator* comparator,
-                  std::vector<std::unique_ptr<Iterator>> children)
-      : comparator_(comparator) {
+                  const Comparator* user_comparator,
+                  std::vector<std::unique_ptr<Iterator>> children,
+                  std::vector<ChildProbe> probes)
+      : comparator_(comparator),
+        user_comparator_(user_comparator),
+        probes_(std::move(probes)) {
     children_.reserve(children.size());
     for (auto& child : children) children_.emplace_back(std::move(child));
+    deferred_.assign(probes_.empty() ? 0 : children_.size(), 0);
   }
 
   bool Valid() const override { return current_ != nullptr; }
@@ -33,6 +45,7 @@ class MergingIterator final : public Iterator {
 
   void SeekToFirst() override {
     if (!status_.ok()) return;
+    ClearDeferred();
     for (IteratorWrapper& child : children_) child.SeekToFirst();
     direction_ = kForward;
     if (CheckAllChildren()) BuildHeap();
@@ -40,6 +53,7 @@ class MergingIterator final : public Iterator {
 
   void SeekToLast() override {
     if (!status_.ok()) return;
+    ClearDeferred();
     for (IteratorWrapper& child : children_) child.SeekToLast();
     direction_ = kReverse;
     if (CheckAllChildren()) BuildHeap();
@@ -47,13 +61,34 @@ class MergingIterator final : public Iterator {
 
   void Seek(std::string_view target) override {
     if (!status_.ok()) return;
-    for (IteratorWrapper& child : children_) child.Seek(target);
+    ClearDeferred();
+    for (size_t i = 0; i < children_.size(); i++) {
+      if (!probes_.empty() && probes_[i] != nullptr && !probes_[i](target)) {
+        deferred_[i] = 1;
+        num_deferred_++;
+      } else {
+        children_[i].Seek(target);
+      }
+    }
     direction_ = kForward;
-    if (CheckAllChildren()) BuildHeap();
+    if (!CheckAllChildren()) return;
+    BuildHeap();
+    if (num_deferred_ == 0) return;
+    // A deferred child's first entry at or after target has a larger user
+    // key than target's, so it cannot come before an entry with target's
+    // user key: when the merge starts with one, the deferred children may
+    // wait until the merge moves on.
+    deferred_target_.assign(target.data(), target.size());
+    if (current_ == nullptr ||
+        user_comparator_->Compare(ExtractUserKey(current_->key()),
+                                  ExtractUserKey(target)) != 0) {
+      ResolveDeferred();
+    }
   }
 
   void Next() override {
     if (!Valid()) return;
+    if (num_deferred_ > 0 && !ResolveDeferred()) return;
     if (direction_ != kForward) {
       // Every other child moves to its first entry after (key(), current)
       // in (key, child index) order.
@@ -80,6 +115,9 @@ class MergingIterator final : public Iterator {
 
   void Prev() override {
     if (!Valid()) return;
+    // Deferred children exist only moving forward; the direction switch
+    // below repositions every child but the current one.
+    ClearDeferred();
     if (direction_ != kReverse) {
       // Every other child moves to its last entry before (key(), current)
       // in (key, child index) order.
@@ -108,6 +146,25 @@ class MergingIterator final : public Iterator {
 
  private:
   enum Direction { kForward, kReverse };
+
+  void ClearDeferred() {
+    if (num_deferred_ == 0) return;
+    std::fill(deferred_.begin(), deferred_.end(), 0);
+    num_deferred_ = 0;
+  }
+
+  // Positions the deferred children at deferred_target_ and rebuilds the
+  // heap (current_ stays the top: every deferred child's entry is larger).
+  // False (and the iterator failed) on a child error.
+  bool ResolveDeferred() {
+    for (size_t i = 0; i < children_.size(); i++) {
+      if (deferred_[i]) children_[i].Seek(deferred_target_);
+    }
+    ClearDeferred();
+    if (!CheckAllChildren()) return false;
+    BuildHeap();
+    return true;
+  }
 
   size_t CurrentIndex() const {
     return static_cast<size_t>(current_ - children_.data());
@@ -154,12 +211,13 @@ class MergingIterator final : public Iterator {
     heap_[i] = item;
   }
 
-  // Heap of the valid children in direction_'s order; current_ = its top.
-  // REQUIRES: no child has failed.
+  // Heap of the valid, positioned children in direction_'s order;
+  // current_ = its top. REQUIRES: no child has failed.
   void BuildHeap() {
     heap_.clear();
-    for (IteratorWrapper& child : children_) {
-      if (child.Valid()) heap_.push_back(&child);
+    for (size_t i = 0; i < children_.size(); i++) {
+      if (num_deferred_ > 0 && deferred_[i]) continue;
+      if (children_[i].Valid()) heap_.push_back(&children_[i]);
     }
     for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
     current_ = heap_.empty() ? nullptr : heap_[0];
@@ -181,7 +239,15 @@ class MergingIterator final : public Iterator {
   }
 
   const Comparator* const comparator_;
+  const Comparator* const user_comparator_;  // null unless probing
   std::vector<IteratorWrapper> children_;
+  // Empty, or one per child (a null probe: always position the child).
+  const std::vector<ChildProbe> probes_;
+  // Per child: 1 when Seek left it unpositioned (its probe said no); its
+  // wrapper's state is stale and it is not in heap_. Sized like probes_.
+  std::vector<uint8_t> deferred_;
+  size_t num_deferred_ = 0;
+  std::string deferred_target_;  // the Seek target deferred children await
   // Valid children, a binary heap in direction_'s order (top first).
   std::vector<IteratorWrapper*> heap_;
   IteratorWrapper* current_ = nullptr;  // heap_[0], or null
@@ -200,7 +266,31 @@ std::unique_ptr<Iterator> NewMergingIterator(
   }
   if (present.empty()) return NewEmptyIterator();
   if (present.size() == 1) return std::move(present[0]);
-  return std::make_unique<MergingIterator>(comparator, std::move(present));
+  return std::make_unique<MergingIterator>(
+      comparator, nullptr, std::move(present), std::vector<ChildProbe>());
+}
+
+std::unique_ptr<Iterator> NewProbingMergingIterator(
+    const InternalKeyComparator* comparator,
+    std::vector<std::unique_ptr<Iterator>> children,
+    std::vector<ChildProbe> probes) {
+  if (probes.size() != children.size()) {
+    return NewErrorIterator(absl::InternalError(
+        absl::StrFormat("merging iterator: %d probes for %d children",
+                        probes.size(), children.size())));
+  }
+  std::vector<std::unique_ptr<Iterator>> present;
+  std::vector<ChildProbe> present_probes;
+  for (size_t i = 0; i < children.size(); i++) {
+    if (children[i] == nullptr) continue;
+    present.push_back(std::move(children[i]));
+    present_probes.push_back(std::move(probes[i]));
+  }
+  if (present.empty()) return NewEmptyIterator();
+  if (present.size() == 1) return std::move(present[0]);
+  return std::make_unique<MergingIterator>(
+      comparator, comparator->user_comparator(), std::move(present),
+      std::move(present_probes));
 }
 
 }  // namespace siftdb

@@ -16,18 +16,22 @@
 //
 // Cost: the valid children form a binary heap in the current direction, so
 // a step costs O(log n) key comparisons (about two when the child that just
-// moved stays in front); Seek and direction changes touch every child.
+// moved stays in front); Seek and direction changes touch every child (a
+// probing merge, below, may skip some on Seek).
 // Thread safety: one thread at a time. The comparator is not owned and must
 // outlive the iterator.
 
 #ifndef SIFTDB_TABLE_MERGING_ITERATOR_H_
 #define SIFTDB_TABLE_MERGING_ITERATOR_H_
 
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "siftdb/comparator.h"
 #include "siftdb/iterator.h"
+#include "table/internal_key.h"
 
 namespace siftdb {
 
@@ -36,6 +40,26 @@ namespace siftdb {
 std::unique_ptr<Iterator> NewMergingIterator(
     const Comparator* comparator,
     std::vector<std::unique_ptr<Iterator>> children);
+
+// A cheap test a probing merge runs before positioning a child for
+// Seek(target), where target is an internal key: false only when the child
+// certainly holds no entry whose user key is target's (e.g. its Bloom
+// filter says so). It may say true wrongly, never false wrongly.
+using ChildProbe = std::function<bool(std::string_view target)>;
+
+// As NewMergingIterator, over internal keys, with one probe per child
+// (null: none). Seek(target) positions only the children whose probe says
+// "maybe"; when the merge then starts at an entry with target's user key
+// (a point-like seek of a key that exists), the others stay unpositioned
+// until the merge moves past it (Next or Prev), since each of their first
+// entries at or after target has a larger user key. Otherwise they are
+// positioned before Seek returns. The result is exactly that of
+// NewMergingIterator; only the work differs: a seek of an existing key
+// reads data blocks of the children that may hold it and no others.
+std::unique_ptr<Iterator> NewProbingMergingIterator(
+    const InternalKeyComparator* comparator,
+    std::vector<std::unique_ptr<Iterator>> children,
+    std::vector<ChildProbe> probes);
 
 }  // namespace siftdb
 
