@@ -166,7 +166,9 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   }
   const size_t n = static_cast<size_t>(handle.size());
   const size_t total = n + kBlockTrailerSize;
-  std::unique_ptr<char[]> buf = NewBuffer(total);
+  // A mapped file answers from its mapping and needs no scratch.
+  std::unique_ptr<char[]> buf;
+  if (!file.IsMemoryMapped()) buf = NewBuffer(total);
   std::string_view got;
   absl::Status s = file.Read(handle.offset(), total, &got, buf.get());
   if (options.statistics != nullptr) {
@@ -180,8 +182,8 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
     return absl::DataLossError(absl::StrFormat(
         "%s: truncated read (%d of %d bytes)", context(), got.size(), total));
   }
-  // The file may answer from its own memory (a readahead window): a
-  // compressed block is decompressed straight from there.
+  // The file may answer from its own memory (a mapping or a readahead
+  // window): a compressed block is decompressed straight from there.
   const char* const data = got.data();
   const uint8_t type = static_cast<uint8_t>(data[n]);
   if (options.verify_checksum) {
@@ -192,7 +194,10 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
     }
   }
   if (type == kNoCompression) {
-    if (data != buf.get()) std::memcpy(buf.get(), data, total);
+    if (data != buf.get()) {
+      if (buf == nullptr) buf = NewBuffer(total);
+      std::memcpy(buf.get(), data, total);
+    }
     BlockContents out;
     out.owned = std::move(buf);  // the trailer bytes stay allocated, unused
     out.size = n;

@@ -296,8 +296,16 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
 }
 
 std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
-  // Scans read their blocks through a readahead window (one per iterator);
-  // point lookups (InternalGet) read single blocks.
+  // Scans of a file read with system calls go through a readahead window
+  // (one per iterator); a mapped file needs none (the kernel reads ahead
+  // on page faults, and a window would only copy). Point lookups
+  // (InternalGet) read single blocks.
+  if (file_->IsMemoryMapped()) {
+    return NewTwoLevelIterator(
+        NewIndexIterator(), [this, options](std::string_view index_value) {
+          return NewDataBlockIterator(options, index_value, *file_);
+        });
+  }
   auto readahead = std::make_shared<ReadaheadFile>(file_.get(), data_end_);
   return NewTwoLevelIterator(
       NewIndexIterator(),

@@ -8,7 +8,15 @@
 //   returns OK every byte appended so far is in the OS (a process crash
 //   loses nothing flushed); Sync() = Flush() + fdatasync(2). Destroying an
 //   unclosed file flushes and closes it, ignoring errors.
-// - RandomAccessFile::Read uses pread(2) and is safe from many threads.
+// - NewRandomAccessFile maps the file read-only (mmap(2)) while fewer than
+//   kMaxMappedFiles files are mapped, else falls back to pread(2). A mapped
+//   file answers Read with pointers into the mapping (valid until the file
+//   object is destroyed; IsMemoryMapped() is true) and sees the length the
+//   file had when opened: bytes appended later are not visible. The engine
+//   maps only complete, immutable tables. Truncating a file while another
+//   process has it mapped makes reads of the lost pages fault (SIGBUS), as
+//   with any mmap reader (LevelDB's included); siftdb never does that to a
+//   live table. Both kinds are safe from many threads.
 // - LockFile uses flock(2) on a file opened O_RDWR|O_CREAT. flock locks
 //   belong to the open file description, so a second LockFile of the same
 //   path fails both in this process and in any other one.
@@ -21,11 +29,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -128,6 +138,63 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   const std::string fname_;
   const int fd_;
 };
+
+// At most this many files are mapped at once (the default max_open_files;
+// mappings cost address space and kernel mapping structures, not memory).
+constexpr int kMaxMappedFiles = 1000;
+std::atomic<int> g_mapped_files{0};
+
+// A RandomAccessFile over a read-only mapping of the whole file: Read
+// returns a view of the mapping, with no system call and no copy.
+class PosixMmapRandomAccessFile final : public RandomAccessFile {
+ public:
+  // Takes over a mapping of `length` bytes at `base` (length > 0) and one
+  // unit of g_mapped_files.
+  PosixMmapRandomAccessFile(const char* base, size_t length)
+      : base_(base), length_(length) {}
+  ~PosixMmapRandomAccessFile() override {
+    ::munmap(const_cast<char*>(base_), length_);
+    g_mapped_files.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                    char* scratch) const override {
+    // As pread at end of file: a short (possibly empty) read, not an error.
+    if (offset >= length_) {
+      *result = std::string_view();
+      return absl::OkStatus();
+    }
+    *result = std::string_view(base_ + offset,
+                               std::min<uint64_t>(n, length_ - offset));
+    return absl::OkStatus();
+  }
+
+  bool IsMemoryMapped() const override { return true; }
+
+ private:
+  const char* const base_;
+  const size_t length_;
+};
+
+// Maps fd's whole file when the limit allows and the file is not empty;
+// null otherwise (the caller reads with pread). Closes nothing.
+std::unique_ptr<RandomAccessFile> TryMapFile(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) return nullptr;
+  if (g_mapped_files.fetch_add(1, std::memory_order_relaxed) >=
+      kMaxMappedFiles) {
+    g_mapped_files.fetch_sub(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  const size_t length = static_cast<size_t>(st.st_size);
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    g_mapped_files.fetch_sub(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return std::make_unique<PosixMmapRandomAccessFile>(static_cast<char*>(base),
+                                                     length);
+}
 
 class PosixWritableFile final : public WritableFile {
  public:
@@ -268,6 +335,10 @@ class PosixEnv final : public Env {
       const std::string& fname) override {
     const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return PosixError("open", fname, errno);
+    if (std::unique_ptr<RandomAccessFile> mapped = TryMapFile(fd)) {
+      ::close(fd);  // the mapping stays valid without the descriptor
+      return mapped;
+    }
     return std::make_unique<PosixRandomAccessFile>(fname, fd);
   }
 

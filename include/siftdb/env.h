@@ -55,8 +55,15 @@ class RandomAccessFile {
   virtual ~RandomAccessFile() = default;
 
   // Reads up to n bytes at offset. A short read means end of file.
+  // *result points into scratch (n bytes, owned by the caller) or, for a
+  // memory-mapped file, into the mapping.
   virtual absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
                             char* scratch) const = 0;
+
+  // True when Read answers from a memory mapping that stays valid while
+  // this object lives (no system call, no copy): readers need no readahead
+  // window in front of it.
+  virtual bool IsMemoryMapped() const { return false; }
 };
 
 // Appends to a file. Append() may buffer in user space; after Flush() the
