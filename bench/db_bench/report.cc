@@ -135,8 +135,8 @@ std::vector<std::pair<size_t, std::string>> Rows(const EngineResults& base) {
 }
 
 std::string EngineColumns(const std::vector<EngineResults>& all,
-                          const char* first) {
-  std::string out = absl::StrFormat("%-16s", first);
+                          const char* first, int first_width = 16) {
+  std::string out = absl::StrFormat("%-*s", first_width, first);
   for (const EngineResults& e : all) out += absl::StrFormat(" %11s", e.engine);
   return out;
 }
@@ -208,10 +208,19 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
   }
   out += "\n";
 
+  // Every benchmark that measured the directory: the fills, and
+  // waitforcompaction (a text result, so not among Rows). Wide enough for
+  // "waitforcompaction(2)".
+  constexpr int kSizeLabelWidth = 22;
   std::string sizes;
-  for (const auto& [b, label] : Rows(base)) {
+  std::map<std::string, int> seen;
+  for (size_t b = 0; b < base.results.size(); b++) {
     if (!base.results[b].db_bytes.has_value()) continue;
-    sizes += absl::StrFormat("%-16s", label);
+    const std::string& name = base.results[b].name;
+    const int n = ++seen[name];
+    const std::string label =
+        n == 1 ? name : absl::StrFormat("%s(%d)", name, n);
+    sizes += absl::StrFormat("%-*s", kSizeLabelWidth, label);
     for (const EngineResults& e : all) {
       const BenchResult& r = e.results[b];
       sizes +=
@@ -224,9 +233,9 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
   }
   if (!sizes.empty()) {
     out +=
-        "\nDB size after fills, MiB (apparent bytes of the db directory, "
-        "logs included)\n";
-    out += EngineColumns(all, "benchmark") + "\n" + sizes;
+        "\nDB size after fills and waitforcompaction, MiB (apparent bytes "
+        "of the db directory, logs included)\n";
+    out += EngineColumns(all, "benchmark", kSizeLabelWidth) + "\n" + sizes;
   }
   for (const EngineResults& e : all) {
     if (e.engine == "rocksdb") {

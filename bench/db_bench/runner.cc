@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -34,7 +35,7 @@ const std::set<std::string>& SupportedBenchmarks() {
       "fill100K",  "readrandom",   "readrandomsmall",  "readmissing",
       "readhot",   "readseq",      "readreverse",      "seekrandom",
       "deleteseq", "deleterandom", "readwhilewriting", "compact",
-      "stats",     "sstables"};
+      "stats",     "sstables",     "waitforcompaction"};
   return *names;
 }
 
@@ -162,6 +163,10 @@ absl::StatusOr<BenchResult> Runner::Run(const std::string& name) {
                                                      engine_->Name(), name);
     return result;
   }
+  if (name == "waitforcompaction") {
+    WaitForSettledSize(&result);
+    return result;
+  }
   absl::StatusOr<Plan> plan = PlanFor(name);
   if (!plan.ok()) return plan.status();
   if (plan->fresh_db) {
@@ -197,6 +202,31 @@ absl::StatusOr<BenchResult> Runner::Run(const std::string& name) {
   }
   if (plan->after_fill) result.db_bytes = DirBytes(db_path_);
   return result;
+}
+
+// Engine-agnostic (LevelDB has no "compaction pending" property): the
+// directory's byte count is polled every 100 ms until it has not changed
+// for a whole second, since flushes and compactions keep creating and
+// deleting files while they run. Gives up after 300 s.
+void Runner::WaitForSettledSize(BenchResult* result) {
+  constexpr int kPollMillis = 100;
+  constexpr int kStablePolls = 10;
+  constexpr int kMaxPolls = 3000;
+  uint64_t bytes = DirBytes(db_path_);
+  int stable = 0, polls = 0;
+  while (stable < kStablePolls && polls < kMaxPolls) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMillis));
+    polls++;
+    const uint64_t now = DirBytes(db_path_);
+    stable = now == bytes ? stable + 1 : 0;
+    bytes = now;
+  }
+  result->db_bytes = bytes;
+  result->text = absl::StrFormat(
+      "%-12s : %s after %.1f s at %.1f MiB (directory unchanged for %.1f s)",
+      result->name, stable >= kStablePolls ? "settled" : "NOT settled",
+      polls * kPollMillis / 1000.0, static_cast<double>(bytes) / 1048576.0,
+      kStablePolls * kPollMillis / 1000.0);
 }
 
 absl::Status Runner::RunThreads(const std::string& name, const Plan& plan,

@@ -50,6 +50,9 @@ class Runner {
   void Close();
 
  private:
+  // waitforcompaction: waits until background work has settled (see
+  // runner.cc) and records the directory's size then.
+  void WaitForSettledSize(BenchResult* result);
   // What one worker thread owns.
   struct ThreadState {
     ThreadState(int tid, uint64_t seed, int key_size, bool histogram,
