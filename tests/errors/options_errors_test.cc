@@ -105,6 +105,16 @@ TEST(ErrorsOptions, FilterBitsPerKeyOutOfRange) {
                  {"invalid option: filter_bits_per_key", "[0, 100]"});
 }
 
+TEST(ErrorsOptions, MemTableFilterRatioOutOfRange) {
+  ExpectRejected({[](Options* o) { o->memtable_filter_ratio = -0.1; },
+                  [](Options* o) { o->memtable_filter_ratio = 0.3; },
+                  [](Options* o) {
+                    o->memtable_filter_ratio =
+                        std::numeric_limits<double>::quiet_NaN();
+                  }},
+                 {"invalid option: memtable_filter_ratio", "[0, 0.25]"});
+}
+
 TEST(ErrorsOptions, MaxFileSizeTooSmall) {
   ExpectRejected({[](Options* o) { o->max_file_size = 4095; }},
                  {"invalid option: max_file_size", ">= 4 KiB"});
