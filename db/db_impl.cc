@@ -10,6 +10,7 @@
 #include "db/db_iter.h"
 #include "db/filename.h"
 #include "db/write_batch_internal.h"
+#include "filter/filter_hash.h"
 #include "siftdb/filter_policy.h"
 #include "table/merging_iterator.h"
 
@@ -323,9 +324,11 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
   MemTable* const imm = state.imm;
   absl::Status s;
   LookupKey lkey(key, state.sequence);
-  if (mem->Get(lkey, value, &s)) {
+  // Hashed once for both MemTables' filters.
+  const uint64_t mem_hash = FilterKeyHash(key);
+  if (mem->Get(lkey, value, &s, &mem_hash)) {
     // Found in the MemTable (a value or a deletion).
-  } else if (imm != nullptr && imm->Get(lkey, value, &s)) {
+  } else if (imm != nullptr && imm->Get(lkey, value, &s, &mem_hash)) {
     // Found in the MemTable being flushed.
   } else {
     uint64_t hash = 0;

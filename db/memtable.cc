@@ -90,8 +90,10 @@ void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
 }
 
 bool MemTable::Get(const LookupKey& key, std::string* value,
-                   absl::Status* status) {
-  if (!UserKeyMayMatch(key.user_key())) return false;
+                   absl::Status* status, const uint64_t* user_key_hash) {
+  const uint64_t hash =
+      user_key_hash != nullptr ? *user_key_hash : FilterKeyHash(key.user_key());
+  if (!filter_.MayMatch(hash)) return false;
   Table::Iterator iter(&table_);
   iter.Seek(key.memtable_key().data());
   if (!iter.Valid()) return false;

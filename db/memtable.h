@@ -65,7 +65,10 @@ class MemTable {
   // When the MemTable holds an entry for key at or below its sequence:
   // returns true with *status OK and *value set (a put) or *status NotFound
   // (a deletion). Returns false when the MemTable knows nothing of it.
-  bool Get(const LookupKey& key, std::string* value, absl::Status* status);
+  // user_key_hash, when non-null, is FilterKeyHash(key.user_key()), so a
+  // caller asking several MemTables hashes the key once.
+  bool Get(const LookupKey& key, std::string* value, absl::Status* status,
+           const uint64_t* user_key_hash = nullptr);
 
   // False only when no entry for user_key was added before this call
   // (see filter/concurrent_bloom.h for the ordering this relies on).
