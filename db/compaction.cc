@@ -2,6 +2,8 @@
 
 #include "db/compaction.h"
 
+#include <algorithm>
+
 #include "db/table_cache.h"
 #include "db/version_set.h"
 #include "table/merging_iterator.h"
@@ -78,39 +80,71 @@ void Compaction::AddInputDeletions(VersionEdit* edit) {
   }
 }
 
-bool Compaction::IsBaseLevelForKey(std::string_view user_key) {
+bool Compaction::IsBaseLevelForKey(std::string_view user_key,
+                                   Cursor* cursor) const {
   const Comparator* ucmp = icmp_->user_comparator();
   for (int lvl = level_ + 2; lvl < kNumLevels; lvl++) {
     const std::vector<FileMetaData*>& files = input_version_->files_[lvl];
-    while (level_ptrs_[lvl] < files.size()) {
-      FileMetaData* f = files[level_ptrs_[lvl]];
+    size_t& ptr = cursor->level_ptrs[lvl];
+    while (ptr < files.size()) {
+      FileMetaData* f = files[ptr];
       if (ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0) {
         if (ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0) {
           return false;  // the key may live in this deeper table
         }
         break;
       }
-      level_ptrs_[lvl]++;  // keys only grow: never look at f again
+      ptr++;  // keys only grow: never look at f again
     }
   }
   return true;
 }
 
-bool Compaction::ShouldStopBefore(std::string_view internal_key) {
-  while (grandparent_index_ < grandparents_.size() &&
+bool Compaction::ShouldStopBefore(std::string_view internal_key,
+                                  Cursor* cursor) const {
+  while (cursor->grandparent_index < grandparents_.size() &&
          icmp_->Compare(internal_key,
-                        grandparents_[grandparent_index_]->largest) > 0) {
-    if (seen_key_) {
-      overlapped_bytes_ += grandparents_[grandparent_index_]->file_size;
+                        grandparents_[cursor->grandparent_index]->largest) >
+             0) {
+    if (cursor->seen_key) {
+      cursor->overlapped_bytes +=
+          grandparents_[cursor->grandparent_index]->file_size;
     }
-    grandparent_index_++;
+    cursor->grandparent_index++;
   }
-  seen_key_ = true;
-  if (overlapped_bytes_ > max_grandparent_overlap_bytes_) {
-    overlapped_bytes_ = 0;
+  cursor->seen_key = true;
+  if (cursor->overlapped_bytes > max_grandparent_overlap_bytes_) {
+    cursor->overlapped_bytes = 0;
     return true;
   }
   return false;
+}
+
+std::vector<std::string> Compaction::SplitPoints(int max_parts) const {
+  std::vector<std::string> splits;
+  const std::vector<FileMetaData*>& lower = inputs_[1];
+  const int64_t total = InputBytes(0) + InputBytes(1);
+  const int64_t min_part = static_cast<int64_t>(max_output_file_size_);
+  int64_t parts =
+      std::min<int64_t>(max_parts, total / std::max<int64_t>(min_part, 1));
+  parts = std::min<int64_t>(parts, static_cast<int64_t>(lower.size()));
+  if (parts <= 1) return splits;
+  // Cut where the level() + 1 tables' bytes pass each i/parts of theirs;
+  // the level() input is assumed spread like them.
+  const int64_t lower_total = InputBytes(1);
+  const Comparator* ucmp = icmp_->user_comparator();
+  int64_t before = 0;  // bytes of lower[0, j)
+  int64_t next_part = 1;
+  for (size_t j = 1; j < lower.size() && next_part < parts; j++) {
+    before += static_cast<int64_t>(lower[j - 1]->file_size);
+    if (before * parts < lower_total * next_part) continue;
+    std::string_view cut = ExtractUserKey(lower[j]->smallest);
+    if (splits.empty() || ucmp->Compare(cut, splits.back()) > 0) {
+      splits.emplace_back(cut);
+    }
+    next_part++;
+  }
+  return splits;
 }
 
 int64_t Compaction::InputBytes(int which) const {

@@ -9,9 +9,14 @@
 // their target. Within a level, compactions start after the key where the
 // previous one ended (round robin), so every key range gets its turn.
 //
-// Thread safety: a Compaction is owned and used by the background thread;
-// the methods that consult the Version require the DB mutex only when the
-// comment says so.
+// A compaction may be merged as several parts over disjoint user-key ranges
+// (SplitPoints), each by its own thread. Each part walks its keys in order
+// with its own Cursor.
+//
+// Thread safety: a Compaction is owned by the background thread. Its inputs
+// and its Version do not change while it lives, so the const methods may be
+// called from several threads at once (each with its own Cursor). The
+// destructor requires the DB mutex.
 
 #ifndef SIFTDB_DB_COMPACTION_H_
 #define SIFTDB_DB_COMPACTION_H_
@@ -46,17 +51,34 @@ class Compaction {
   FileMetaData* input(int which, int i) const { return inputs_[which][i]; }
   uint64_t MaxOutputFileSize() const { return max_output_file_size_; }
 
+  // Where one in-order walk over (part of) the compaction's keys stands in
+  // the deeper levels. Starts at the beginning; only moves forward.
+  struct Cursor {
+    size_t grandparent_index = 0;
+    bool seen_key = false;
+    int64_t overlapped_bytes = 0;
+    // Position in each deeper level for IsBaseLevelForKey.
+    size_t level_ptrs[kNumLevels] = {};
+  };
+
   // True when the single input table can move down a level unchanged.
   bool IsTrivialMove() const;
   // Records the removal of every input table in edit().
   void AddInputDeletions(VersionEdit* edit);
   // True when no level below level() + 1 holds user_key, so a deletion
-  // of it can be dropped. Calls must come in increasing key order.
-  bool IsBaseLevelForKey(std::string_view user_key);
+  // of it can be dropped. Calls with one cursor must come in increasing key
+  // order.
+  bool IsBaseLevelForKey(std::string_view user_key, Cursor* cursor) const;
   // True when the current output table should end before internal_key
-  // because it would overlap too many grandparent bytes. Calls must come in
-  // increasing key order.
-  bool ShouldStopBefore(std::string_view internal_key);
+  // because it would overlap too many grandparent bytes. Calls with one
+  // cursor must come in increasing key order.
+  bool ShouldStopBefore(std::string_view internal_key, Cursor* cursor) const;
+  // At most max_parts - 1 strictly increasing user keys that cut the
+  // compaction into parts of similar size: part i holds the user keys in
+  // [split[i-1], split[i]). The cuts fall where level() + 1 tables begin,
+  // and each part gets at least MaxOutputFileSize() of input. Empty when
+  // the compaction is too small to split or max_parts <= 1.
+  std::vector<std::string> SplitPoints(int max_parts) const;
 
   // Bytes of input at each side.
   int64_t InputBytes(int which) const;
@@ -72,11 +94,6 @@ class Compaction {
   std::vector<FileMetaData*> inputs_[2];
   // Tables of level() + 2 overlapping the compaction's range.
   std::vector<FileMetaData*> grandparents_;
-  size_t grandparent_index_ = 0;
-  bool seen_key_ = false;
-  int64_t overlapped_bytes_ = 0;
-  // Position in each deeper level for IsBaseLevelForKey.
-  size_t level_ptrs_[kNumLevels] = {};
   const InternalKeyComparator* icmp_ = nullptr;
 };
 

@@ -117,6 +117,8 @@ class DBImpl : public DB {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // --- Compaction (db_impl_compaction.cc) ---
+  struct CompactionOutput;
+  struct CompactionPart;
   struct CompactionState;
   struct ManualCompaction {
     int level = 0;
@@ -137,10 +139,15 @@ class DBImpl : public DB {
   void BackgroundCompaction() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status DoCompactionWork(CompactionState* compact)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  absl::Status OpenCompactionOutputFile(CompactionState* compact)
+  // Merges one part's key range into its output tables. Unless imm_micros
+  // is null, also flushes each full MemTable as it appears and adds the
+  // time spent to *imm_micros (only the background thread does this).
+  absl::Status MergeCompactionPart(const CompactionState& compact,
+                                   CompactionPart* part, int64_t* imm_micros)
       ABSL_LOCKS_EXCLUDED(mutex_);
-  absl::Status FinishCompactionOutputFile(CompactionState* compact,
-                                          Iterator* input)
+  absl::Status OpenCompactionOutputFile(CompactionPart* part)
+      ABSL_LOCKS_EXCLUDED(mutex_);
+  absl::Status FinishCompactionOutputFile(CompactionPart* part, Iterator* input)
       ABSL_LOCKS_EXCLUDED(mutex_);
   absl::Status InstallCompactionResults(CompactionState* compact)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -183,7 +190,8 @@ class DBImpl : public DB {
   Mutex mutex_;
   CondVar background_work_cv_;
   CondVar background_done_cv_;
-  bool shutting_down_ ABSL_GUARDED_BY(mutex_) = false;
+  // Written under mutex_; compaction threads read it without.
+  std::atomic<bool> shutting_down_{false};
   std::thread background_thread_;
   bool background_busy_ ABSL_GUARDED_BY(mutex_) = false;
   bool flush_requested_ ABSL_GUARDED_BY(mutex_) = false;
@@ -218,6 +226,9 @@ class DBImpl : public DB {
   uint64_t flushes_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t flush_micros_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t flush_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Compactions merged as more than one part, and their parts.
+  uint64_t split_compactions_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t split_compaction_parts_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 // Validates and completes user options: InvalidArgument naming the first

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -16,12 +17,29 @@
 
 namespace siftdb {
 
+struct DBImpl::CompactionOutput {
+  uint64_t number;
+  uint64_t file_size;
+  std::string smallest, largest;
+};
+
+// One user-key range of a compaction, merged by one thread into its own
+// output tables. Touched only by that thread until it finishes.
+struct DBImpl::CompactionPart {
+  bool has_begin = false, has_end = false;
+  std::string begin, end;           // user keys: the part holds [begin, end)
+  std::unique_ptr<Iterator> input;  // over every input; seeks to begin
+  Compaction::Cursor cursor;
+  std::vector<CompactionOutput> outputs;
+  std::unique_ptr<WritableFile> outfile;
+  std::unique_ptr<TableBuilder> builder;
+  uint64_t total_bytes = 0;
+  absl::Status status;
+
+  CompactionOutput* current_output() { return &outputs.back(); }
+};
+
 struct DBImpl::CompactionState {
-  struct Output {
-    uint64_t number;
-    uint64_t file_size;
-    std::string smallest, largest;
-  };
   explicit CompactionState(std::unique_ptr<Compaction> c)
       : compaction(std::move(c)) {}
 
@@ -29,12 +47,13 @@ struct DBImpl::CompactionState {
   // Entries at or below this sequence are visible to no snapshot other
   // than the newest state, so older versions beneath them can be dropped.
   SequenceNumber smallest_snapshot = 0;
-  std::vector<Output> outputs;
-  std::unique_ptr<WritableFile> outfile;
-  std::unique_ptr<TableBuilder> builder;
-  uint64_t total_bytes = 0;
-
-  Output* current_output() { return &outputs.back(); }
+  // In key order. Sized before any part starts, so parts never move.
+  std::vector<CompactionPart> parts;
+  // Parts still merging on helper threads (guarded by the DB mutex).
+  int helpers_running = 0;
+  // Time the background thread spent flushing MemTables meanwhile (only
+  // it touches this).
+  int64_t imm_micros = 0;
 };
 
 void DBImpl::BackgroundCompaction() {
@@ -103,38 +122,38 @@ void DBImpl::BackgroundCompaction() {
   }
 }
 
-absl::Status DBImpl::OpenCompactionOutputFile(CompactionState* compact) {
+absl::Status DBImpl::OpenCompactionOutputFile(CompactionPart* part) {
   uint64_t number;
   {
     MutexLock l(&mutex_);
     number = versions_->NewFileNumber();
     pending_outputs_.insert(number);
   }
-  compact->outputs.push_back({number, 0, "", ""});
+  part->outputs.push_back({number, 0, "", ""});
   auto file = env_->NewWritableFile(TableFileName(dbname_, number));
   if (!file.ok()) return file.status();
-  compact->outfile = std::move(*file);
-  compact->builder =
-      std::make_unique<TableBuilder>(table_options_, compact->outfile.get());
+  part->outfile = std::move(*file);
+  part->builder =
+      std::make_unique<TableBuilder>(table_options_, part->outfile.get());
   return absl::OkStatus();
 }
 
-absl::Status DBImpl::FinishCompactionOutputFile(CompactionState* compact,
+absl::Status DBImpl::FinishCompactionOutputFile(CompactionPart* part,
                                                 Iterator* input) {
-  CompactionState::Output* out = compact->current_output();
+  CompactionOutput* out = part->current_output();
   absl::Status s = input->status();
   if (s.ok()) {
-    s = compact->builder->Finish();
+    s = part->builder->Finish();
   } else {
-    compact->builder->Abandon();
+    part->builder->Abandon();
   }
-  const uint64_t entries = compact->builder->NumEntries();
-  out->file_size = compact->builder->FileSize();
-  compact->total_bytes += out->file_size;
-  compact->builder.reset();
-  if (s.ok()) s = compact->outfile->Sync();
-  if (s.ok()) s = compact->outfile->Close();
-  compact->outfile.reset();
+  const uint64_t entries = part->builder->NumEntries();
+  out->file_size = part->builder->FileSize();
+  part->total_bytes += out->file_size;
+  part->builder.reset();
+  if (s.ok()) s = part->outfile->Sync();
+  if (s.ok()) s = part->outfile->Close();
+  part->outfile.reset();
   if (s.ok() && entries > 0) {
     // Check the table opens before the MANIFEST refers to it.
     s = table_cache_->WithTable(out->number, out->file_size,
@@ -150,9 +169,11 @@ absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
   absl::Status s = env_->SyncDir(dbname_);
   if (!s.ok()) return s;
   c->AddInputDeletions(c->edit());
-  for (const CompactionState::Output& out : compact->outputs) {
-    c->edit()->AddFile(c->level() + 1, out.number, out.file_size, out.smallest,
-                       out.largest);
+  for (const CompactionPart& part : compact->parts) {
+    for (const CompactionOutput& out : part.outputs) {
+      c->edit()->AddFile(c->level() + 1, out.number, out.file_size,
+                         out.smallest, out.largest);
+    }
   }
   s = versions_->LogAndApply(c->edit(), &mutex_);
   if (s.ok() && mirror_ != nullptr) {
@@ -162,31 +183,115 @@ absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
 }
 
 void DBImpl::CleanupCompaction(CompactionState* compact) {
-  if (compact->builder != nullptr) {
-    compact->builder->Abandon();
-    compact->builder.reset();
-  }
-  compact->outfile.reset();
-  for (const CompactionState::Output& out : compact->outputs) {
-    pending_outputs_.erase(out.number);
+  for (CompactionPart& part : compact->parts) {
+    if (part.builder != nullptr) {
+      part.builder->Abandon();
+      part.builder.reset();
+    }
+    part.outfile.reset();
+    part.input.reset();
+    for (const CompactionOutput& out : part.outputs) {
+      pending_outputs_.erase(out.number);
+    }
   }
   compact->compaction.reset();  // releases the input version (needs mutex)
 }
 
 absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   const uint64_t start_micros = env_->NowMicros();
-  int64_t imm_micros = 0;  // time spent flushing MemTables meanwhile
   Compaction* c = compact->compaction.get();
-  LogMessage(absl::StrFormat("compacting %d@%d + %d@%d tables",
-                             c->num_input_files(0), c->level(),
-                             c->num_input_files(1), c->level() + 1));
   compact->smallest_snapshot = snapshots_.empty()
                                    ? versions_->LastSequence()
                                    : snapshots_.oldest()->sequence();
-  std::unique_ptr<Iterator> input = versions_->MakeInputIterator(c);
+  const std::vector<std::string> splits =
+      c->SplitPoints(options_.max_subcompactions);
+  compact->parts.resize(splits.size() + 1);
+  for (size_t i = 0; i < compact->parts.size(); i++) {
+    CompactionPart& part = compact->parts[i];
+    if (i > 0) {
+      part.has_begin = true;
+      part.begin = splits[i - 1];
+    }
+    if (i < splits.size()) {
+      part.has_end = true;
+      part.end = splits[i];
+    }
+    part.input = versions_->MakeInputIterator(c);
+  }
+  LogMessage(absl::StrFormat("compacting %d@%d + %d@%d tables in %d parts",
+                             c->num_input_files(0), c->level(),
+                             c->num_input_files(1), c->level() + 1,
+                             compact->parts.size()));
 
+  // Parts 1.. run on helper threads; part 0 on this one, which also keeps
+  // flushing full MemTables so that writers never wait on a compaction.
+  compact->helpers_running = static_cast<int>(compact->parts.size()) - 1;
   mutex_.Unlock();
-  input->SeekToFirst();
+  std::vector<std::thread> helpers;
+  for (size_t i = 1; i < compact->parts.size(); i++) {
+    helpers.emplace_back([this, compact, i] {
+      CompactionPart* part = &compact->parts[i];
+      part->status = MergeCompactionPart(*compact, part, nullptr);
+      MutexLock l(&mutex_);
+      compact->helpers_running--;
+      background_work_cv_.SignalAll();
+    });
+  }
+  compact->parts[0].status =
+      MergeCompactionPart(*compact, &compact->parts[0], &compact->imm_micros);
+  mutex_.Lock();
+  while (compact->helpers_running > 0) {
+    if (imm_ != nullptr && bg_error_.ok()) {
+      const uint64_t imm_start = env_->NowMicros();
+      CompactMemTable();
+      background_done_cv_.SignalAll();
+      compact->imm_micros += env_->NowMicros() - imm_start;
+    } else {
+      background_work_cv_.Wait(&mutex_);
+    }
+  }
+  mutex_.Unlock();
+  for (std::thread& t : helpers) t.join();
+  mutex_.Lock();
+
+  absl::Status status;
+  uint64_t total_bytes = 0;
+  for (CompactionPart& part : compact->parts) {
+    if (status.ok()) status = part.status;
+    total_bytes += part.total_bytes;
+    part.input.reset();
+  }
+  LevelStats& stats = level_stats_[c->level() + 1];
+  stats.micros += static_cast<int64_t>(env_->NowMicros() - start_micros) -
+                  compact->imm_micros;
+  stats.bytes_read += c->InputBytes(0) + c->InputBytes(1);
+  stats.bytes_written += total_bytes;
+  stats.count++;
+  if (compact->parts.size() > 1) {
+    split_compactions_++;
+    split_compaction_parts_ += compact->parts.size();
+  }
+  stats_.Record(Ticker::kBytesWritten, total_bytes);
+  if (status.ok()) status = InstallCompactionResults(compact);
+  LogMessage(absl::StrFormat("compacted to %s: %d bytes: %s",
+                             versions_->LevelSummary(), total_bytes,
+                             status.ToString()));
+  return status;
+}
+
+absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
+                                         CompactionPart* part,
+                                         int64_t* imm_micros) {
+  const Compaction* c = compact.compaction.get();
+  Iterator* input = part->input.get();
+  if (part->has_begin) {
+    std::string target;
+    AppendInternalKey(&target, part->begin, kMaxSequenceNumber,
+                      kValueTypeForSeek);
+    input->Seek(target);
+  } else {
+    input->SeekToFirst();
+  }
   absl::Status status;
   const Comparator* ucmp = options_.comparator;
   std::string current_user_key;
@@ -194,34 +299,35 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
   std::string zeroed_key;  // the output key when its sequence is zeroed
   while (input->Valid()) {
-    if (has_imm_.load(std::memory_order_acquire)) {
+    if (imm_micros != nullptr && has_imm_.load(std::memory_order_acquire)) {
       // A full MemTable waits to be flushed: writers stall until it is.
       const uint64_t imm_start = env_->NowMicros();
-      mutex_.Lock();
-      if (imm_ != nullptr) {
+      MutexLock l(&mutex_);
+      if (imm_ != nullptr && bg_error_.ok()) {
         CompactMemTable();
         background_done_cv_.SignalAll();
       }
-      mutex_.Unlock();
-      imm_micros += env_->NowMicros() - imm_start;
+      *imm_micros += env_->NowMicros() - imm_start;
     }
-    {
-      MutexLock l(&mutex_);
-      if (shutting_down_) {
-        status = absl::AbortedError("DB closing during compaction");
-      }
+    if (shutting_down_.load(std::memory_order_acquire)) {
+      status = absl::AbortedError("DB closing during compaction");
+      break;
     }
-    if (!status.ok()) break;
 
     std::string_view key = input->key();
-    if (compact->builder != nullptr && c->ShouldStopBefore(key)) {
-      status = FinishCompactionOutputFile(compact, input.get());
+    ParsedInternalKey ikey;
+    const bool parsed = ParseInternalKey(key, &ikey);
+    if (parsed && part->has_end &&
+        ucmp->Compare(ikey.user_key, part->end) >= 0) {
+      break;  // the next part's range begins here
+    }
+    if (part->builder != nullptr && c->ShouldStopBefore(key, &part->cursor)) {
+      status = FinishCompactionOutputFile(part, input);
       if (!status.ok()) break;
     }
 
     bool drop = false;
-    ParsedInternalKey ikey;
-    if (!ParseInternalKey(key, &ikey)) {
+    if (!parsed) {
       // Keep what we do not understand; never hide data silently.
       has_current_user_key = false;
       last_sequence_for_key = kMaxSequenceNumber;
@@ -232,20 +338,20 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
         has_current_user_key = true;
         last_sequence_for_key = kMaxSequenceNumber;
       }
-      if (last_sequence_for_key <= compact->smallest_snapshot) {
+      if (last_sequence_for_key <= compact.smallest_snapshot) {
         // A newer entry for this key is visible to every snapshot.
         drop = true;
       } else if (ikey.type == kTypeDeletion &&
-                 ikey.sequence <= compact->smallest_snapshot &&
-                 c->IsBaseLevelForKey(ikey.user_key)) {
+                 ikey.sequence <= compact.smallest_snapshot &&
+                 c->IsBaseLevelForKey(ikey.user_key, &part->cursor)) {
         // Nothing older exists below, and every snapshot sees the deletion:
         // the tombstone has nothing left to hide.
         drop = true;
       }
       last_sequence_for_key = ikey.sequence;
       if (!drop && ikey.type == kTypeValue && ikey.sequence != 0 &&
-          ikey.sequence <= compact->smallest_snapshot &&
-          c->IsBaseLevelForKey(ikey.user_key)) {
+          ikey.sequence <= compact.smallest_snapshot &&
+          c->IsBaseLevelForKey(ikey.user_key, &part->cursor)) {
         // Every snapshot sees this entry and nothing older exists below:
         // its sequence number no longer orders anything, so store 0 (as
         // RocksDB does at the bottom). Newer entries of the key keep larger
@@ -258,40 +364,26 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
     }
 
     if (!drop) {
-      if (compact->builder == nullptr) {
-        status = OpenCompactionOutputFile(compact);
+      if (part->builder == nullptr) {
+        status = OpenCompactionOutputFile(part);
         if (!status.ok()) break;
       }
-      if (compact->builder->NumEntries() == 0) {
-        compact->current_output()->smallest = std::string(key);
+      if (part->builder->NumEntries() == 0) {
+        part->current_output()->smallest = std::string(key);
       }
-      compact->current_output()->largest = std::string(key);
-      compact->builder->Add(key, input->value());
-      if (compact->builder->FileSize() >= c->MaxOutputFileSize()) {
-        status = FinishCompactionOutputFile(compact, input.get());
+      part->current_output()->largest = std::string(key);
+      part->builder->Add(key, input->value());
+      if (part->builder->FileSize() >= c->MaxOutputFileSize()) {
+        status = FinishCompactionOutputFile(part, input);
         if (!status.ok()) break;
       }
     }
     input->Next();
   }
-  if (status.ok() && compact->builder != nullptr) {
-    status = FinishCompactionOutputFile(compact, input.get());
+  if (status.ok() && part->builder != nullptr) {
+    status = FinishCompactionOutputFile(part, input);
   }
   if (status.ok()) status = input->status();
-  input.reset();
-
-  mutex_.Lock();
-  LevelStats& stats = level_stats_[c->level() + 1];
-  stats.micros +=
-      static_cast<int64_t>(env_->NowMicros() - start_micros) - imm_micros;
-  stats.bytes_read += c->InputBytes(0) + c->InputBytes(1);
-  stats.bytes_written += compact->total_bytes;
-  stats.count++;
-  stats_.Record(Ticker::kBytesWritten, compact->total_bytes);
-  if (status.ok()) status = InstallCompactionResults(compact);
-  LogMessage(absl::StrFormat("compacted to %s: %d bytes: %s",
-                             versions_->LevelSummary(), compact->total_bytes,
-                             status.ToString()));
   return status;
 }
 

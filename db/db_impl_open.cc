@@ -36,6 +36,10 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         "memtable_filter_ratio = %g (must be in [0, 0.25]; 0 disables)",
         o.memtable_filter_ratio));
   }
+  if (o.max_subcompactions < 1 || o.max_subcompactions > 64) {
+    return BadOption(absl::StrFormat(
+        "max_subcompactions = %d (must be in [1, 64])", o.max_subcompactions));
+  }
   if (o.max_open_files < 16) {
     return BadOption(absl::StrFormat("max_open_files = %d (must be >= 16)",
                                      o.max_open_files));

@@ -34,6 +34,9 @@ struct EngineConfig {
   size_t block_cache_size = size_t{8} << 20;
   size_t write_buffer_size = size_t{4} << 20;
   size_t max_file_size = size_t{2} << 20;
+  // Threads per compaction (siftdb and RocksDB max_subcompactions; LevelDB
+  // has one background thread and ignores it).
+  int subcompactions = 1;
   size_t block_size = 4096;
   int max_open_files = 1000;
   bool snappy = true;

@@ -51,6 +51,10 @@ ABSL_FLAG(int64_t, write_buffer_size, int64_t{4} << 20,
           "MemTable bytes before a flush (Options::write_buffer_size)");
 ABSL_FLAG(int64_t, max_file_size, int64_t{2} << 20,
           "Target table file bytes (Options::max_file_size)");
+ABSL_FLAG(int, subcompactions, 1,
+          "Threads that may merge one compaction "
+          "(Options::max_subcompactions; RocksDB's flag name; LevelDB ignores "
+          "it)");
 ABSL_FLAG(int32_t, block_size, 4096,
           "Data block bytes before compression (Options::block_size)");
 ABSL_FLAG(int32_t, open_files, 1000,
@@ -127,6 +131,9 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   if (s.ok()) {
     s = CheckAtLeast("max_file_size", absl::GetFlag(FLAGS_max_file_size), 4096);
   }
+  if (s.ok()) {
+    s = CheckAtLeast("subcompactions", absl::GetFlag(FLAGS_subcompactions), 1);
+  }
   if (s.ok())
     s = CheckAtLeast("block_size", absl::GetFlag(FLAGS_block_size), 1);
   // LevelDB's scripts pass --cache_size=-1 and --open_files=0 for "the
@@ -169,6 +176,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   c.engine.block_cache_size = cache_size;
   c.engine.write_buffer_size = absl::GetFlag(FLAGS_write_buffer_size);
   c.engine.max_file_size = absl::GetFlag(FLAGS_max_file_size);
+  c.engine.subcompactions = absl::GetFlag(FLAGS_subcompactions);
   c.engine.block_size = absl::GetFlag(FLAGS_block_size);
   c.engine.max_open_files = open_files;
   c.engine.remote_filter_address = absl::GetFlag(FLAGS_remote_filter);

@@ -122,6 +122,16 @@ struct Options {
   // Level 1 target size; level L targets base * multiplier^(L-1).
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;
+  // Threads that may merge one compaction, each over its own key range (in
+  // [1, 64]; 1, the default, as in LevelDB and RocksDB, merges on the
+  // background thread alone). A compaction is split only where the next
+  // level's tables begin, and only into parts of at least max_file_size of
+  // input, so small compactions stay on one thread. RocksDB calls this
+  // max_subcompactions. With 2 or more, level-0 -> level-1 merges (which
+  // rewrite all of level 1 under random writes) finish sooner, so writers
+  // stall less; while a split compaction runs, every part holds unfinished
+  // output on disk at once.
+  int max_subcompactions = 1;
 
   // --- Redis mirror of the filters (off by default) ---
   RemoteFilterOptions remote_filter;

@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class DbBenchTest : public ::testing::Test {
  protected:
@@ -182,6 +183,29 @@ TEST_F(DbBenchTest, WaitForCompactionReportsTheSettledSize) {
               HasSubstr(": settled after 1.0 s at "));
 }
 
+// --subcompactions reaches Options::max_subcompactions: the header says so
+// and the stats show compactions merged in parts (with one thread, none).
+TEST_F(DbBenchTest, SubcompactionsSplitCompactions) {
+  const std::vector<std::string> common = {
+      "--num=60000", "--write_buffer_size=65536", "--max_file_size=16384",
+      "--benchmarks=fillrandom,compact,stats"};
+  std::vector<std::string> args = common;
+  args.push_back("--subcompactions=3");
+  ToolResult r = Bench(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Compaction: up to 3 threads per compaction"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m, std::regex(R"(compactions split into parts: ([0-9]+) )")))
+      << r.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << r.out;
+
+  r = Bench(common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("threads per compaction")));
+  EXPECT_THAT(r.out, HasSubstr("compactions split into parts: 0 (0 parts)"));
+}
+
 TEST_F(DbBenchTest, UseExistingDbSkipsFillsAndReadsOldData) {
   ToolResult r = Bench({"--num=1000", "--benchmarks=fillseq"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -219,6 +243,7 @@ TEST_F(DbBenchTest, BadFlagsFail) {
        std::vector<std::vector<std::string>>{
            {"--benchmarks=fillseq,nosuchbench"},
            {"--threads=0"},
+           {"--subcompactions=0"},
            {"--compression=lz4"},
            {"--compression_ratio=0"},
            {"--engines=nosuchengine"},
