@@ -115,6 +115,13 @@ TEST(ErrorsOptions, MemTableFilterRatioOutOfRange) {
                  {"invalid option: memtable_filter_ratio", "[0, 0.25]"});
 }
 
+TEST(ErrorsOptions, MaxSubcompactionsOutOfRange) {
+  ExpectRejected({[](Options* o) { o->max_subcompactions = 0; },
+                  [](Options* o) { o->max_subcompactions = -1; },
+                  [](Options* o) { o->max_subcompactions = 65; }},
+                 {"invalid option: max_subcompactions", "[1, 64]"});
+}
+
 TEST(ErrorsOptions, MaxFileSizeTooSmall) {
   ExpectRejected({[](Options* o) { o->max_file_size = 4095; }},
                  {"invalid option: max_file_size", ">= 4 KiB"});
