@@ -75,6 +75,9 @@ int Main(int argc, char** argv) {
   args.AddFlag("threads", "N", "db_stress threads (default 4)");
   args.AddFlag("keys", "N", "db_stress key space (default 10000)");
   args.AddBoolFlag("keep", "keep the DB after a successful run");
+  args.AddFlag("subcompactions", "N",
+               "db_stress threads per compaction (default: 1, 2 or 4 "
+               "drawn per cycle)");
   args.AddFlag("remote_filter", "HOST:PORT",
                "db_stress mirrors its filters to this Redis and verify checks "
                "the mirror");
@@ -133,7 +136,14 @@ int Main(int argc, char** argv) {
   };
   for (uint64_t cycle = 0; cycle < *cycles; cycle++) {
     const uint64_t delay = *min_ms + rnd.Uniform(*max_ms - *min_ms + 1);
-    const pid_t pid = Spawn(with({stress, "--mode=run",
+    // Compactions split over threads die mid-way too.
+    constexpr int kSubcompactionChoices[] = {1, 2, 4};
+    const int drawn = kSubcompactionChoices[rnd.Uniform(3)];
+    const std::string subcompactions = absl::StrFormat(
+        "--subcompactions=%s", args.Has("subcompactions")
+                                   ? args.GetString("subcompactions")
+                                   : std::to_string(drawn));
+    const pid_t pid = Spawn(with({stress, "--mode=run", subcompactions,
                                   absl::StrFormat("--seed=%d", *seed + cycle)}),
                             /*quiet=*/true);
     if (pid < 0) {
@@ -168,7 +178,8 @@ int Main(int argc, char** argv) {
                     cycle, check, db);
       return 1;
     }
-    absl::PrintF("cycle %d: killed after %d ms, verified\n", cycle, delay);
+    absl::PrintF("cycle %d: killed after %d ms (%s), verified\n", cycle, delay,
+                 subcompactions);
     fflush(stdout);
   }
   const double secs =

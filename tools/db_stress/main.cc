@@ -9,6 +9,8 @@
 //   db_stress --db=DIR --mode=powerloss --cycles=N      in-process power
 //        losses through FaultInjectionEnv (unsynced bytes dropped)
 //
+// --subcompactions=N runs compactions split over N threads.
+//
 // With --remote_filter=HOST:PORT (run and verify modes) the DB mirrors its
 // filters into that Redis in sync mode, and verify also checks that the
 // mirror says "maybe" for every key the recovered DB holds
@@ -17,6 +19,7 @@
 // The expected state lives in DIR.expected (see expected_state.h). Exit
 // status: 0 when everything agreed, 1 on a violation, 2 on bad usage.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +44,12 @@ Options StressOptions(const tools::ArgParser& args) {
   options.max_file_size = 64 << 10;
   options.max_bytes_for_level_base = 256 << 10;
   options.paranoid_checks = args.GetBool("paranoid_checks");
+  // Validated by DB::Open (InvalidArgument outside [1, 64]).
+  auto subcompactions = args.GetUint64("subcompactions", 1);
+  options.max_subcompactions = subcompactions.ok()
+                                   ? static_cast<int>(std::min<uint64_t>(
+                                         *subcompactions, uint64_t{1} << 20))
+                                   : 0;
   if (args.Has("remote_filter")) {
     options.remote_filter.mode = RemoteFilterOptions::Mode::kSync;
     options.remote_filter.endpoints = {args.GetString("remote_filter")};
@@ -66,6 +75,8 @@ int Main(int argc, char** argv) {
   args.AddFlag("duration_ms", "N", "run mode: stop after N ms (0: never)");
   args.AddFlag("cycles", "N", "powerloss mode: crash cycles (default 10)");
   args.AddBoolFlag("paranoid_checks", "open with paranoid_checks");
+  args.AddFlag("subcompactions", "N",
+               "Options::max_subcompactions, threads per compaction (1)");
   args.AddFlag("remote_filter", "HOST:PORT",
                "mirror filters to this Redis (sync) and check the mirror");
   args.AddFlag("trust_wait_ms", "N",
