@@ -163,7 +163,15 @@ class DBImpl : public DB {
   // True when the background thread has something to do.
   bool HasBackgroundWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void CompactMemTable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  absl::Status WriteLevel0Table(MemTable* mem, VersionEdit* edit)
+  // Writes mem to a new level-0 table and records it in edit. The table is
+  // in no Version until edit is applied, so RemoveObsoleteFiles (which any
+  // reader may run) would delete it: unless kept_pending is null, its number
+  // stays in pending_outputs_ and is stored in *kept_pending, and the caller
+  // erases it once the edit is applied (or has failed). With null, the
+  // caller must not let RemoveObsoleteFiles run before applying the edit
+  // (recovery in Open).
+  absl::Status WriteLevel0Table(MemTable* mem, VersionEdit* edit,
+                                uint64_t* kept_pending = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RemoveObsoleteFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RecordBackgroundError(const absl::Status& s)

@@ -52,7 +52,8 @@ void DBImpl::RecordBackgroundError(const absl::Status& s) {
   }
 }
 
-absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
+absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
+                                      uint64_t* kept_pending) {
   const uint64_t start_micros = env_->NowMicros();
   FileMetaData meta;
   meta.number = versions_->NewFileNumber();
@@ -65,7 +66,11 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
                    iter.get(), &meta);
     mutex_.Lock();
   }
-  pending_outputs_.erase(meta.number);
+  if (kept_pending != nullptr) {
+    *kept_pending = meta.number;
+  } else {
+    pending_outputs_.erase(meta.number);
+  }
   LogMessage(absl::StrFormat("flush: table %06d.sst, %d entries, %d bytes: %s",
                              meta.number, mem->NumEntries(), meta.file_size,
                              s.ToString()));
@@ -81,13 +86,18 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit) {
 
 void DBImpl::CompactMemTable() {
   VersionEdit edit;
-  absl::Status s = WriteLevel0Table(imm_, &edit);
+  uint64_t table_number = 0;
+  absl::Status s = WriteLevel0Table(imm_, &edit, &table_number);
   if (s.ok()) {
     // Logs older than the current one are no longer needed.
     edit.SetPrevLogNumber(0);
     edit.SetLogNumber(logfile_number_);
+    // LogAndApply releases the mutex while it writes the MANIFEST; the
+    // table stays pending until then, or a reader ending meanwhile would
+    // delete it as obsolete.
     s = versions_->LogAndApply(&edit, &mutex_);
   }
+  pending_outputs_.erase(table_number);
   if (s.ok()) {
     imm_->Unref();
     imm_ = nullptr;
