@@ -51,6 +51,39 @@ class LevelFileIterator : public Iterator {
   mutable char value_buf_[16];
 };
 
+// Tables written before compactions learned to end outputs only between
+// user keys may hold one user key's versions in two neighbouring tables of
+// a level: the newer versions in the left one, older in the right one. A
+// compaction that moved the left table down without the right one would
+// leave older versions above newer ones, and reads would see the older.
+// Adds to *inputs (tables of one level >= 1, from `level_files`) each table
+// that starts with the user key the inputs end with, repeatedly.
+void AddBoundaryInputs(const InternalKeyComparator& icmp,
+                       const std::vector<FileMetaData*>& level_files,
+                       std::vector<FileMetaData*>* inputs) {
+  if (inputs->empty()) return;
+  std::string_view largest = (*inputs)[0]->largest;
+  for (const FileMetaData* f : *inputs) {
+    if (icmp.Compare(f->largest, largest) > 0) largest = f->largest;
+  }
+  const Comparator* ucmp = icmp.user_comparator();
+  while (true) {
+    FileMetaData* boundary = nullptr;
+    for (FileMetaData* f : level_files) {
+      if (icmp.Compare(f->smallest, largest) > 0 &&
+          ucmp->Compare(ExtractUserKey(f->smallest), ExtractUserKey(largest)) ==
+              0 &&
+          (boundary == nullptr ||
+           icmp.Compare(f->smallest, boundary->smallest) < 0)) {
+        boundary = f;
+      }
+    }
+    if (boundary == nullptr) return;
+    inputs->push_back(boundary);
+    largest = boundary->largest;
+  }
+}
+
 }  // namespace
 
 Compaction::Compaction(const Options* options, int level,
@@ -197,6 +230,9 @@ std::unique_ptr<Compaction> VersionSet::PickCompaction() {
     }
     c->inputs_[0].push_back(current_->files_[level][index]);
   }
+  if (level > 0) {
+    AddBoundaryInputs(*icmp_, current_->files_[level], &c->inputs_[0]);
+  }
   if (level == 0) {
     // Level-0 tables overlap: take every one overlapping the range.
     std::string smallest, largest;
@@ -216,6 +252,7 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
   std::string_view begin = ExtractUserKey(smallest);
   std::string_view end = ExtractUserKey(largest);
   current_->GetOverlappingInputs(level + 1, &begin, &end, &c->inputs_[1]);
+  AddBoundaryInputs(*icmp_, current_->files_[level + 1], &c->inputs_[1]);
 
   // Range of the whole compaction.
   std::vector<FileMetaData*> all = c->inputs_[0];
@@ -229,6 +266,9 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
     std::string_view all_begin = ExtractUserKey(all_start);
     std::string_view all_end = ExtractUserKey(all_limit);
     current_->GetOverlappingInputs(level, &all_begin, &all_end, &expanded0);
+    if (level > 0) {
+      AddBoundaryInputs(*icmp_, current_->files_[level], &expanded0);
+    }
     const int64_t limit = 25 * static_cast<int64_t>(options_->max_file_size);
     if (expanded0.size() > c->inputs_[0].size() &&
         TotalFileSize(expanded0) + c->InputBytes(1) < limit) {
@@ -238,6 +278,7 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
       std::string_view ne = ExtractUserKey(new_limit);
       std::vector<FileMetaData*> expanded1;
       current_->GetOverlappingInputs(level + 1, &nb, &ne, &expanded1);
+      AddBoundaryInputs(*icmp_, current_->files_[level + 1], &expanded1);
       if (expanded1.size() == c->inputs_[1].size()) {
         smallest = new_start;
         largest = new_limit;
@@ -277,6 +318,7 @@ std::unique_ptr<Compaction> VersionSet::CompactRange(
         break;
       }
     }
+    AddBoundaryInputs(*icmp_, current_->files_[level], &inputs);
   }
   auto c = std::make_unique<Compaction>(options_, level, current_);
   c->icmp_ = icmp_;

@@ -298,6 +298,13 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
   bool has_current_user_key = false;
   SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
   std::string zeroed_key;  // the output key when its sequence is zeroed
+  // The current output should end, but only before the next user key: all
+  // versions of a user key must stay in one table of a level. Otherwise a
+  // later compaction could take the table holding the newer versions down a
+  // level without its neighbour, and reads would find the older versions
+  // first (a table may grow past max_file_size when snapshots keep many
+  // versions of one key).
+  bool cut_pending = false;
   while (input->Valid()) {
     if (imm_micros != nullptr && has_imm_.load(std::memory_order_acquire)) {
       // A full MemTable waits to be flushed: writers stall until it is.
@@ -321,7 +328,14 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
         ucmp->Compare(ikey.user_key, part->end) >= 0) {
       break;  // the next part's range begins here
     }
+    const bool new_user_key =
+        !parsed || !has_current_user_key ||
+        ucmp->Compare(ikey.user_key, current_user_key) != 0;
     if (part->builder != nullptr && c->ShouldStopBefore(key, &part->cursor)) {
+      cut_pending = true;
+    }
+    if (cut_pending && new_user_key && part->builder != nullptr) {
+      cut_pending = false;
       status = FinishCompactionOutputFile(part, input);
       if (!status.ok()) break;
     }
@@ -332,8 +346,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
       has_current_user_key = false;
       last_sequence_for_key = kMaxSequenceNumber;
     } else {
-      if (!has_current_user_key ||
-          ucmp->Compare(ikey.user_key, current_user_key) != 0) {
+      if (new_user_key) {
         current_user_key.assign(ikey.user_key.data(), ikey.user_key.size());
         has_current_user_key = true;
         last_sequence_for_key = kMaxSequenceNumber;
@@ -374,8 +387,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
       part->current_output()->largest = std::string(key);
       part->builder->Add(key, input->value());
       if (part->builder->FileSize() >= c->MaxOutputFileSize()) {
-        status = FinishCompactionOutputFile(part, input);
-        if (!status.ok()) break;
+        cut_pending = true;  // at the next user key
       }
     }
     input->Next();
