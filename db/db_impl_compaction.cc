@@ -5,6 +5,7 @@
 // CompactRange.
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -16,6 +17,12 @@
 #include "table/table_builder.h"
 
 namespace siftdb {
+namespace {
+
+// Status message of a part that stopped because another part failed.
+constexpr char kOtherPartFailed[] = "another part of the compaction failed";
+
+}  // namespace
 
 struct DBImpl::CompactionOutput {
   uint64_t number;
@@ -51,6 +58,9 @@ struct DBImpl::CompactionState {
   std::vector<CompactionPart> parts;
   // Parts still merging on helper threads (guarded by the DB mutex).
   int helpers_running = 0;
+  // Set by the first part that fails: the others stop early, since none of
+  // the outputs will be installed.
+  mutable std::atomic<bool> part_failed{false};
   // Time the background thread spent flushing MemTables meanwhile (only
   // it touches this).
   int64_t imm_micros = 0;
@@ -254,10 +264,13 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   for (std::thread& t : helpers) t.join();
   mutex_.Lock();
 
+  // Report the failure that stopped the others, not their stopping.
   absl::Status status;
   uint64_t total_bytes = 0;
   for (CompactionPart& part : compact->parts) {
-    if (status.ok()) status = part.status;
+    if (status.ok() || status.message() == kOtherPartFailed) {
+      if (!part.status.ok()) status = part.status;
+    }
     total_bytes += part.total_bytes;
     part.input.reset();
   }
@@ -318,6 +331,10 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
     }
     if (shutting_down_.load(std::memory_order_acquire)) {
       status = absl::AbortedError("DB closing during compaction");
+      break;
+    }
+    if (compact.part_failed.load(std::memory_order_relaxed)) {
+      status = absl::AbortedError(kOtherPartFailed);
       break;
     }
 
@@ -396,6 +413,9 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
     status = FinishCompactionOutputFile(part, input);
   }
   if (status.ok()) status = input->status();
+  if (!status.ok()) {
+    compact.part_failed.store(true, std::memory_order_relaxed);
+  }
   return status;
 }
 
