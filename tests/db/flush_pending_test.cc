@@ -1,0 +1,216 @@
+// Copyright (c) siftdb authors.
+//
+// A flushed table stays protected from obsolete-file cleanup until the
+// MANIFEST record naming it is applied. LogAndApply releases the DB mutex
+// while it syncs the MANIFEST; a read that ends in that window holding an
+// outdated Version runs RemoveObsoleteFiles, which must not delete the
+// table (it did before session 4: acknowledged writes were lost). The test
+// holds the flush inside that window with an Env that blocks MANIFEST
+// syncs on demand, so the interleaving is forced, not hoped for.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "db/db_impl.h"
+#include "gtest/gtest.h"
+#include "siftdb/db.h"
+#include "siftdb/env.h"
+#include "siftdb/iterator.h"
+#include "siftdb/options.h"
+#include "tests/support/temp_dir.h"
+#include "util/mutex.h"
+
+namespace siftdb {
+namespace {
+
+// Forwards to Env::Default(); once Arm()ed, the next Sync of a MANIFEST
+// blocks until Release().
+class BlockingManifestEnv final : public Env {
+ public:
+  void Arm() {
+    MutexLock l(&mu_);
+    armed_ = true;
+  }
+  // Waits until a MANIFEST sync is blocked.
+  void WaitUntilBlocked() {
+    MutexLock l(&mu_);
+    while (!blocked_) cv_.Wait(&mu_);
+  }
+  void Release() {
+    MutexLock l(&mu_);
+    armed_ = false;
+    cv_.SignalAll();
+  }
+  // Called by a MANIFEST's Sync.
+  void MaybeBlock() {
+    MutexLock l(&mu_);
+    if (!armed_) return;
+    blocked_ = true;
+    cv_.SignalAll();
+    while (armed_) cv_.Wait(&mu_);
+  }
+
+  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& f) override {
+    return base_->NewSequentialFile(f);
+  }
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
+      const std::string& f) override {
+    return base_->NewRandomAccessFile(f);
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& f) override {
+    auto file = base_->NewWritableFile(f);
+    if (!file.ok() || f.find("MANIFEST-") == std::string::npos) return file;
+    return std::unique_ptr<WritableFile>(
+        std::make_unique<ManifestFile>(this, std::move(*file)));
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
+      const std::string& f) override {
+    return base_->NewAppendableFile(f);
+  }
+  bool FileExists(const std::string& f) override {
+    return base_->FileExists(f);
+  }
+  absl::StatusOr<std::vector<std::string>> GetChildren(
+      const std::string& dir) override {
+    return base_->GetChildren(dir);
+  }
+  absl::Status RemoveFile(const std::string& f) override {
+    return base_->RemoveFile(f);
+  }
+  absl::Status CreateDir(const std::string& d) override {
+    return base_->CreateDir(d);
+  }
+  absl::Status RemoveDir(const std::string& d) override {
+    return base_->RemoveDir(d);
+  }
+  absl::StatusOr<uint64_t> GetFileSize(const std::string& f) override {
+    return base_->GetFileSize(f);
+  }
+  absl::Status RenameFile(const std::string& src,
+                          const std::string& target) override {
+    return base_->RenameFile(src, target);
+  }
+  absl::Status SyncDir(const std::string& d) override {
+    return base_->SyncDir(d);
+  }
+  bool IsDirectory(const std::string& p) override {
+    return base_->IsDirectory(p);
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string& f) override {
+    return base_->LockFile(f);
+  }
+  absl::StatusOr<std::unique_ptr<Logger>> NewLogger(
+      const std::string& f) override {
+    return base_->NewLogger(f);
+  }
+  uint64_t NowMicros() override { return base_->NowMicros(); }
+  void SleepForMicroseconds(int64_t micros) override {
+    base_->SleepForMicroseconds(micros);
+  }
+
+ private:
+  class ManifestFile final : public WritableFile {
+   public:
+    ManifestFile(BlockingManifestEnv* env, std::unique_ptr<WritableFile> base)
+        : env_(env), base_(std::move(base)) {}
+    absl::Status Append(std::string_view data) override {
+      return base_->Append(data);
+    }
+    absl::Status Flush() override { return base_->Flush(); }
+    absl::Status Sync() override {
+      env_->MaybeBlock();
+      return base_->Sync();
+    }
+    absl::Status Close() override { return base_->Close(); }
+
+   private:
+    BlockingManifestEnv* const env_;
+    std::unique_ptr<WritableFile> base_;
+  };
+
+  Env* const base_ = Env::Default();
+  Mutex mu_;
+  CondVar cv_;
+  bool armed_ ABSL_GUARDED_BY(mu_) = false;
+  bool blocked_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+int CountTables(Env* env, const std::string& dir) {
+  auto children = env->GetChildren(dir);
+  EXPECT_TRUE(children.ok()) << children.status();
+  int n = 0;
+  if (!children.ok()) return n;
+  for (const std::string& name : *children) {
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".sst") n++;
+  }
+  return n;
+}
+
+std::string Key(char prefix, int i) {
+  return absl::StrFormat("%c%06d", prefix, i);
+}
+
+TEST(FlushPendingTest, ReadEndingDuringTheManifestSyncKeepsTheFlushedTable) {
+  test::TempDir dir;
+  BlockingManifestEnv env;
+  Options options;
+  options.env = &env;
+  options.create_if_missing = true;
+  const std::string path = dir.Join("db");
+  auto db = DB::Open(options, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  auto* impl = static_cast<DBImpl*>(db->get());
+  constexpr int kKeys = 200;
+
+  // A read holding Version 1.
+  for (int i = 0; i < kKeys; i++) {
+    ASSERT_TRUE((*db)->Put(WriteOptions(), Key('a', i), "first").ok());
+  }
+  std::unique_ptr<Iterator> old_read = (*db)->NewIterator(ReadOptions());
+  // Version 2: Version 1 is now outdated.
+  ASSERT_TRUE(impl->FlushMemTable().ok());
+  ASSERT_EQ(CountTables(&env, path), 1);
+
+  // The second flush writes its table, then blocks syncing the MANIFEST
+  // record that names it (with the DB mutex released).
+  for (int i = 0; i < kKeys; i++) {
+    ASSERT_TRUE((*db)->Put(WriteOptions(), Key('b', i), "second").ok());
+  }
+  env.Arm();
+  std::thread flusher([&] { EXPECT_TRUE(impl->FlushMemTable().ok()); });
+  env.WaitUntilBlocked();
+  ASSERT_EQ(CountTables(&env, path), 2);
+
+  // The outdated read ends now and cleans up obsolete files.
+  old_read.reset();
+  EXPECT_EQ(CountTables(&env, path), 2)
+      << "the table being installed was deleted as obsolete";
+
+  env.Release();
+  flusher.join();
+  std::string value;
+  for (int i = 0; i < kKeys; i++) {
+    ASSERT_TRUE((*db)->Get(ReadOptions(), Key('b', i), &value).ok())
+        << Key('b', i);
+    EXPECT_EQ(value, "second");
+  }
+
+  // And across a reopen, with the MemTable empty: all from tables.
+  db->reset();
+  db = DB::Open(options, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  for (int i = 0; i < kKeys; i++) {
+    ASSERT_TRUE((*db)->Get(ReadOptions(), Key('a', i), &value).ok());
+    ASSERT_TRUE((*db)->Get(ReadOptions(), Key('b', i), &value).ok());
+  }
+}
+
+}  // namespace
+}  // namespace siftdb
