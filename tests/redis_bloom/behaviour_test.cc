@@ -182,9 +182,14 @@ TEST_F(RedisBloomTest, ConcurrentClientsKeepExactCountsAndLoseNothing) {
     ExpectAllPresent("race",
                      Range(absl::StrCat("t", t, "-"), 0, kBatches * kBatch));
   }
-  // 9 * 2000 distinct items, minus the few false positives at insert time.
+  // 9 * 2000 distinct items, minus the false positives at insert time: an
+  // insert is falsely "present" with about the summed error of the full
+  // links (0.005 + 0.0025 + ... < 1%) plus the filling one's. Over these
+  // 18,000 inserts 20 local runs lost 125-177 (mean 146), so the old bound
+  // of 1% (180) failed now and then (186 lost under ASan in CI); 2% (360)
+  // is far out of reach of chance.
   EXPECT_LE(info->items, 9u * kBatches * kBatch);
-  EXPECT_GE(info->items, 9u * kBatches * kBatch * 99 / 100);
+  EXPECT_GE(info->items, 9u * kBatches * kBatch * 98 / 100);
 }
 
 TEST_F(RedisBloomTest,
