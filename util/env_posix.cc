@@ -299,10 +299,19 @@ class PosixLogger final : public Logger {
   ~PosixLogger() override { ::close(fd_); }
 
   void Log(std::string_view message) override {
-    const std::string stamp = absl::FormatTime(
-        "%Y/%m/%d-%H:%M:%E6S", absl::Now(), absl::LocalTimeZone());
+    // localtime_r rather than absl::FormatTime: Abseil loads its time zone
+    // data on first use behind synchronization that ThreadSanitizer cannot
+    // see (Debian's libabsl is not instrumented), so two threads logging
+    // for the first time at once were reported as a race.
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    struct tm local;
+    ::localtime_r(&now.tv_sec, &local);
     std::string line = absl::StrFormat(
-        "%s %x %s", stamp, static_cast<uint64_t>(::pthread_self()), message);
+        "%04d/%02d/%02d-%02d:%02d:%02d.%06d %x %s", local.tm_year + 1900,
+        local.tm_mon + 1, local.tm_mday, local.tm_hour, local.tm_min,
+        local.tm_sec, now.tv_nsec / 1000,
+        static_cast<uint64_t>(::pthread_self()), message);
     if (line.empty() || line.back() != '\n') line.push_back('\n');
     MutexLock lock(&mu_);
     std::string_view rest = line;
