@@ -35,6 +35,10 @@ ABSL_FLAG(bool, histogram, false,
 ABSL_FLAG(uint64_t, seed, 301,
           "Seed of the key and value generators (each thread of each "
           "benchmark gets the next seed)");
+ABSL_FLAG(uint64_t, benchmark_write_rate_limit, 0,
+          "Pace the writes of every benchmark to this many bytes/s of keys "
+          "and values, over all threads (RocksDB's flag name); 0: no limit. "
+          "Compares engines' DB sizes at one ingest rate");
 ABSL_FLAG(std::string, db, "",
           "Database directory; default /tmp/siftdb_bench-<uid>");
 ABSL_FLAG(bool, use_existing_db, false,
@@ -114,6 +118,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   c.histogram = absl::GetFlag(FLAGS_histogram);
   c.use_existing_db = absl::GetFlag(FLAGS_use_existing_db);
   c.seed = absl::GetFlag(FLAGS_seed);
+  c.write_rate_limit = absl::GetFlag(FLAGS_benchmark_write_rate_limit);
   c.db = absl::GetFlag(FLAGS_db);
   if (c.db.empty()) {
     c.db = absl::StrFormat("/tmp/siftdb_bench-%d", getuid());

@@ -38,8 +38,11 @@ struct BenchConfig {
   bool histogram = false;               // --histogram
   bool use_existing_db = false;         // --use_existing_db
   uint64_t seed = 301;                  // --seed
-  std::string db;                       // --db (never empty)
-  EngineConfig engine;                  // the options every engine gets
+  // --benchmark_write_rate_limit: bytes/s of keys and values written, summed
+  // over the writing threads; 0 = as fast as the engine goes.
+  uint64_t write_rate_limit = 0;
+  std::string db;       // --db (never empty)
+  EngineConfig engine;  // the options every engine gets
 };
 
 // Reads and checks the flags; InvalidArgument naming the flag otherwise.

@@ -113,6 +113,11 @@ std::string FormatHeader(const BenchConfig& config,
         "Compaction: up to %d threads per compaction (not LevelDB)\n",
         e.subcompactions);
   }
+  if (config.write_rate_limit > 0) {
+    out += absl::StrFormat(
+        "WriteRate:  limited to %.2f MB/s of keys and values (all threads)\n",
+        static_cast<double>(config.write_rate_limit) / 1048576.0);
+  }
   out += absl::StrFormat("DB:         %s%s\n", config.db,
                          config.engines.size() > 1 ? "-<engine>" : "");
 #ifndef NDEBUG

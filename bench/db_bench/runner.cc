@@ -269,8 +269,13 @@ absl::Status Runner::RunThreads(const std::string& name, const Plan& plan,
     });
   }
   ready.Wait();
+  if (config_.write_rate_limit > 0) {
+    write_limiter_ =
+        std::make_unique<WriteRateLimiter>(config_.write_rate_limit);
+  }
   go.Notify();
   for (std::thread& th : threads) th.join();
+  write_limiter_.reset();
 
   for (const auto& t : states) {
     if (!t->status.ok()) return t->status;

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "bench/db_bench/flags.h"
 #include "bench/db_bench/generators.h"
 #include "bench/db_bench/stats.h"
+#include "bench/db_bench/write_rate_limiter.h"
 #include "util/random.h"
 
 namespace siftdb::bench {
@@ -105,6 +107,11 @@ class Runner {
   void DoDelete(ThreadState* t, bool seq);
   void ReadWhileWriting(ThreadState* t);
   void Compact(ThreadState* t);
+  // Waits for --benchmark_write_rate_limit to admit `bytes` (no-op without
+  // a limit). Called by every writing workload before each write.
+  void PaceWrite(size_t bytes) {
+    if (write_limiter_ != nullptr) write_limiter_->Acquire(bytes);
+  }
 
   const BenchConfig& config_;
   BenchEngine* const engine_;
@@ -114,6 +121,9 @@ class Runner {
   // Readers of readwhilewriting that have finished (the writer stops when
   // all have).
   std::atomic<int> readers_done_{0};
+  // The benchmark's write pacing, when --benchmark_write_rate_limit > 0;
+  // created as its threads start, destroyed after they are joined.
+  std::unique_ptr<WriteRateLimiter> write_limiter_;
   // Threads created so far: thread seeds are --seed + this count, so every
   // benchmark draws a different (but reproducible) key sequence, as in
   // LevelDB 1.23. Otherwise readrandom would read exactly the keys

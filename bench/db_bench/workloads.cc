@@ -40,6 +40,7 @@ void Runner::DoWrite(ThreadState* t, bool seq) {
     const uint64_t k =
         seq ? static_cast<uint64_t>(i) : Pick(&t->rand, plan_.num);
     std::string_view key = t->keys.Key(k);
+    PaceWrite(key.size() + value_size);
     absl::Status s = engine_->Put(plan_.sync, key, values.Generate(value_size));
     if (!s.ok()) {
       t->status = s;
@@ -131,7 +132,9 @@ void Runner::DoDelete(ThreadState* t, bool seq) {
   for (int64_t i = 0; i < plan_.num; i++) {
     const uint64_t k =
         seq ? static_cast<uint64_t>(i) : Pick(&t->rand, plan_.num);
-    absl::Status s = engine_->Delete(plan_.sync, t->keys.Key(k));
+    std::string_view key = t->keys.Key(k);
+    PaceWrite(key.size());
+    absl::Status s = engine_->Delete(plan_.sync, key);
     if (!s.ok()) {
       t->status = s;
       return;
@@ -154,6 +157,7 @@ void Runner::ReadWhileWriting(ThreadState* t) {
   const size_t value_size = static_cast<size_t>(plan_.value_size);
   while (readers_done_.load() < config_.threads) {
     std::string_view key = t->keys.Key(Pick(&t->rand, plan_.num));
+    PaceWrite(key.size() + value_size);
     absl::Status s = engine_->Put(false, key, values.Generate(value_size));
     if (!s.ok()) {
       t->status = s;

@@ -206,6 +206,30 @@ TEST_F(DbBenchTest, SubcompactionsSplitCompactions) {
   EXPECT_THAT(r.out, HasSubstr("compactions split into parts: 0 (0 parts)"));
 }
 
+// --benchmark_write_rate_limit paces the writers: the header names the
+// rate, and a fill of 20,000 entries of 116 bytes at 2,000,000 bytes/s
+// cannot take less than 1.16 s, so no write may average under 58 µs. (A
+// lower bound only: sleeping guarantees it, however loaded the machine.)
+TEST_F(DbBenchTest, WriteRateLimitPacesTheWriters) {
+  ToolResult r = Bench({"--num=20000", "--benchmark_write_rate_limit=2000000",
+                        "--benchmarks=fillseq,deleteseq,readrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("WriteRate:  limited to 1.91 MB/s of keys and "
+                               "values (all threads)"));
+  std::smatch m;
+  const std::string fill = LineOf(r.out, "fillseq");
+  ASSERT_TRUE(std::regex_search(fill, m, std::regex(R"(([0-9.]+) micros/op)")))
+      << fill;
+  EXPECT_GE(std::stod(m[1]), 57.9) << fill;
+  // Deletes write 16-byte keys: at least 8 µs each.
+  const std::string del = LineOf(r.out, "deleteseq");
+  ASSERT_TRUE(std::regex_search(del, m, std::regex(R"(([0-9.]+) micros/op)")))
+      << del;
+  EXPECT_GE(std::stod(m[1]), 7.9) << del;
+  // Reads are not paced (and find nothing: every key was deleted).
+  EXPECT_THAT(LineOf(r.out, "readrandom"), HasSubstr("(0 of 20000 found)"));
+}
+
 TEST_F(DbBenchTest, UseExistingDbSkipsFillsAndReadsOldData) {
   ToolResult r = Bench({"--num=1000", "--benchmarks=fillseq"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -1,0 +1,46 @@
+// Copyright (c) siftdb authors.
+//
+// WriteRateLimiter: paces db_bench's writers to a global byte rate (the
+// --benchmark_write_rate_limit flag, named as in RocksDB's db_bench), so
+// engines can be compared at the same ingest rate instead of each at its
+// own top speed. Compaction debt, and so the DB size at the moment a fill
+// ends, depends on how fast the writer ran; at one fixed rate the engines'
+// sizes compare their space use, not their speed.
+//
+// Pacing: the n-th byte admitted may not be written before start + n / rate.
+// A writer more than 0.5 ms ahead of that schedule sleeps; a writer behind it
+// (the engine is slower than the rate) never sleeps, and the lost time is not
+// made up by bursting later beyond what the schedule allows.
+//
+// Thread safety: Acquire() may be called from many threads at once.
+
+#ifndef SIFTDB_BENCH_DB_BENCH_WRITE_RATE_LIMITER_H_
+#define SIFTDB_BENCH_DB_BENCH_WRITE_RATE_LIMITER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace siftdb::bench {
+
+class WriteRateLimiter {
+ public:
+  // REQUIRES: bytes_per_second > 0. The schedule starts now.
+  explicit WriteRateLimiter(uint64_t bytes_per_second);
+  WriteRateLimiter(const WriteRateLimiter&) = delete;
+  WriteRateLimiter& operator=(const WriteRateLimiter&) = delete;
+
+  // Admits `bytes` more bytes, sleeping until the schedule allows them.
+  void Acquire(uint64_t bytes);
+
+  uint64_t bytes_per_second() const { return bytes_per_second_; }
+
+ private:
+  const uint64_t bytes_per_second_;
+  const std::chrono::steady_clock::time_point start_;
+  std::atomic<uint64_t> admitted_{0};  // bytes handed out so far
+};
+
+}  // namespace siftdb::bench
+
+#endif  // SIFTDB_BENCH_DB_BENCH_WRITE_RATE_LIMITER_H_
