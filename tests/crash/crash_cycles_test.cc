@@ -30,14 +30,16 @@ int RunCommand(const std::string& command, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The DB's parent directory does not exist yet: db_stress creates it.
 TEST(CrashCyclesTest, SigkillAtRandomMomentsLosesNothingAcknowledged) {
   test::TempDir dir;
   const std::string tools = test::BinaryDir() + "/tools";
   std::string output;
-  const int rc = RunCommand(tools + "/db_crashtest --db=" + dir.Join("db") +
-                                " --cycles=12 --min_ms=50 --max_ms=900" +
-                                " --seed=4242 --bin_dir=" + tools,
-                            &output);
+  const int rc =
+      RunCommand(tools + "/db_crashtest --db=" + dir.Join("not/yet/there/db") +
+                     " --cycles=12 --min_ms=50 --max_ms=900" +
+                     " --seed=4242 --bin_dir=" + tools,
+                 &output);
   EXPECT_EQ(0, rc) << output;
   EXPECT_NE(std::string::npos, output.find("12 cycles passed")) << output;
 }
@@ -66,10 +68,10 @@ TEST(CrashCyclesTest, SigkillKeepsTheRedisMirrorFreeOfFalseNegatives) {
 TEST(CrashCyclesTest, PowerLossKeepsEverySyncedWrite) {
   test::TempDir dir;
   std::string output;
-  const int rc =
-      RunCommand(test::BinaryDir() + "/tools/db_stress --db=" + dir.Join("db") +
-                     " --mode=powerloss --cycles=25 --seed=99",
-                 &output);
+  const int rc = RunCommand(
+      test::BinaryDir() + "/tools/db_stress --db=" + dir.Join("new_parent/db") +
+          " --mode=powerloss --cycles=25 --seed=99",
+      &output);
   EXPECT_EQ(0, rc) << output;
   EXPECT_NE(std::string::npos, output.find("25 cycles ok")) << output;
 }

@@ -23,6 +23,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -114,6 +116,19 @@ int Main(int argc, char** argv) {
   }
   const std::string db_path = args.GetString("db");
   const std::string mode = args.GetString("mode");
+  // The DB and its expected-state file sit side by side: create the
+  // directory holding them, as `mkdir -p` would, so --db=/new/dir/db works.
+  const std::filesystem::path parent =
+      std::filesystem::path(db_path).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      return Fail(absl::FailedPreconditionError(
+          absl::StrFormat("--db=%s: cannot create directory %s: %s", db_path,
+                          parent.string(), ec.message())));
+    }
+  }
   Options options = StressOptions(args);
 
   const bool remote = args.Has("remote_filter");
