@@ -234,9 +234,11 @@ class DBImpl : public DB {
   uint64_t flushes_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t flush_micros_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t flush_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
-  // Compactions merged as more than one part, and their parts.
+  // Compactions merged as more than one part, and their parts; of those,
+  // the ones that failed or were stopped by Close (nothing installed).
   uint64_t split_compactions_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t split_compaction_parts_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t split_compactions_failed_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 // Validates and completes user options: InvalidArgument naming the first

@@ -280,12 +280,13 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   stats.bytes_read += c->InputBytes(0) + c->InputBytes(1);
   stats.bytes_written += total_bytes;
   stats.count++;
+  stats_.Record(Ticker::kBytesWritten, total_bytes);
+  if (status.ok()) status = InstallCompactionResults(compact);
   if (compact->parts.size() > 1) {
     split_compactions_++;
     split_compaction_parts_ += compact->parts.size();
+    if (!status.ok()) split_compactions_failed_++;
   }
-  stats_.Record(Ticker::kBytesWritten, total_bytes);
-  if (status.ok()) status = InstallCompactionResults(compact);
   LogMessage(absl::StrFormat("compacted to %s: %d bytes: %s",
                              versions_->LevelSummary(), total_bytes,
                              status.ToString()));

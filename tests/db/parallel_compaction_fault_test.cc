@@ -112,8 +112,14 @@ class ParallelCompactionFaultTest : public ::testing::TestWithParam<FaultOp> {
     env_.InjectIoError(op, ".sst", skip, -1);
     absl::Status s = db->CompactRange(nullptr, nullptr);
     *fired = env_.InjectedErrorCount() > injected;
-    // The compaction (failed or not) was split.
+    // The compaction (failed or not) was split, and a failure is counted.
     EXPECT_GT(SplitCompactions(db.get()), 0u) << where;
+    std::string stats;
+    ASSERT_TRUE(db->GetProperty("siftdb.stats", &stats));
+    EXPECT_EQ(*fired && !s.ok(),
+              stats.find("; failed or stopped: 0\n") == std::string::npos)
+        << where << "\n"
+        << stats;
     if (!*fired) {
       env_.ClearErrors();
       ASSERT_TRUE(s.ok()) << where << ": " << s;
