@@ -105,12 +105,35 @@ bool Compaction::IsTrivialMove() const {
          TotalFileSize(grandparents_) <= max_grandparent_overlap_bytes_;
 }
 
-void Compaction::AddInputDeletions(VersionEdit* edit) {
+bool Compaction::ReleasableBefore(std::string_view user_key,
+                                  const ReleaseCursor& cursor,
+                                  size_t consumed[2]) const {
+  const Comparator* ucmp = icmp_->user_comparator();
+  size_t total = 0;
   for (int which = 0; which < 2; which++) {
-    for (FileMetaData* f : inputs_[which]) {
-      edit->RemoveFile(level_ + which, f->number);
+    consumed[which] = 0;
+    if (which == 0 && level_ == 0) continue;  // overlapping tables
+    const std::vector<FileMetaData*>& files = inputs_[which];
+    size_t i = cursor.next[which];
+    while (i < files.size() &&
+           ucmp->Compare(ExtractUserKey(files[i]->largest), user_key) < 0) {
+      i++;
+    }
+    consumed[which] = i - cursor.next[which];
+    total += consumed[which];
+  }
+  if (total == 0) return false;  // the common case: nothing new to free
+  // The outputs so far hold keys before user_key. They may join level + 1
+  // only if no table staying there begins before user_key. Every remaining
+  // table is checked, so the answer is safe even if inputs_[1] were not in
+  // key order (they are, but this runs once per consumed table only).
+  const std::vector<FileMetaData*>& lower = inputs_[1];
+  for (size_t i = cursor.next[1] + consumed[1]; i < lower.size(); i++) {
+    if (ucmp->Compare(ExtractUserKey(lower[i]->smallest), user_key) < 0) {
+      return false;
     }
   }
+  return true;
 }
 
 bool Compaction::IsBaseLevelForKey(std::string_view user_key,

@@ -61,10 +61,29 @@ class Compaction {
     size_t level_ptrs[kNumLevels] = {};
   };
 
+  // How far an in-order walk has merged the input tables whose keys do not
+  // overlap (level() + 1 always, level() too when it is >= 1): inputs
+  // before next[which] have been released. Starts at the beginning.
+  struct ReleaseCursor {
+    size_t next[2] = {0, 0};
+  };
+
+  // For freeing inputs early, at the first entry of `user_key` in the
+  // walk (every entry of smaller user keys has been merged): sets
+  // consumed[which] to the number of input tables from cursor.next[which]
+  // on whose keys all precede user_key (always 0 for level 0, whose tables
+  // overlap). True when at least one table is consumed and the outputs
+  // finished so far (all before user_key) can join level() + 1 now, i.e. no
+  // unconsumed table of level() + 1 begins before user_key.
+  bool ReleasableBefore(std::string_view user_key, const ReleaseCursor& cursor,
+                        size_t consumed[2]) const;
+
+  // The Version the inputs were picked from (referenced until the
+  // Compaction is destroyed).
+  const Version* input_version() const { return input_version_; }
+
   // True when the single input table can move down a level unchanged.
   bool IsTrivialMove() const;
-  // Records the removal of every input table in edit().
-  void AddInputDeletions(VersionEdit* edit);
   // True when no level below level() + 1 holds user_key, so a deletion
   // of it can be dropped. Calls with one cursor must come in increasing key
   // order.

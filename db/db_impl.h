@@ -149,6 +149,16 @@ class DBImpl : public DB {
       ABSL_LOCKS_EXCLUDED(mutex_);
   absl::Status FinishCompactionOutputFile(CompactionPart* part, Iterator* input)
       ABSL_LOCKS_EXCLUDED(mutex_);
+  // Frees inputs early (Options::free_compaction_inputs_early): installs
+  // the part's finished, not yet installed outputs into level + 1, removes
+  // the consumed[which] input tables from part->release.next[which] on from
+  // the Version, and deletes them if nobody else reads them. REQUIRES: the
+  // part's current output is finished, and Compaction::ReleasableBefore
+  // said yes for the key the merge stands at.
+  absl::Status ReleaseMergedInputs(const CompactionState& compact,
+                                   CompactionPart* part,
+                                   const size_t consumed[2])
+      ABSL_LOCKS_EXCLUDED(mutex_);
   absl::Status InstallCompactionResults(CompactionState* compact)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void CleanupCompaction(CompactionState* compact)
@@ -239,6 +249,17 @@ class DBImpl : public DB {
   uint64_t split_compactions_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t split_compaction_parts_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t split_compactions_failed_ ABSL_GUARDED_BY(mutex_) = 0;
+
+  // Freeing compaction inputs early: the Version the running compaction
+  // reads, and its input tables already removed from the current Version
+  // (RemoveObsoleteFiles may delete them while only the compaction holds
+  // that Version). Null and empty between compactions.
+  const Version* early_release_version_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  std::set<uint64_t> early_released_ ABSL_GUARDED_BY(mutex_);
+  // Totals: release steps, tables released and their bytes.
+  uint64_t early_release_steps_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t early_released_tables_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t early_released_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 // Validates and completes user options: InvalidArgument naming the first

@@ -117,7 +117,7 @@ void DBImpl::RemoveObsoleteFiles() {
     return;
   }
   std::set<uint64_t> live = pending_outputs_;
-  versions_->AddLiveFiles(&live);
+  versions_->AddLiveFiles(&live, early_release_version_, &early_released_);
   auto children = env_->GetChildren(dbname_);
   if (!children.ok()) return;
   std::vector<std::string> to_delete;

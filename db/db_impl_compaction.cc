@@ -38,6 +38,10 @@ struct DBImpl::CompactionPart {
   std::unique_ptr<Iterator> input;  // over every input; seeks to begin
   Compaction::Cursor cursor;
   std::vector<CompactionOutput> outputs;
+  // outputs[0, installed_outputs) are in the Version already, and the
+  // inputs before release.next[which] are out of it (freed early).
+  size_t installed_outputs = 0;
+  Compaction::ReleaseCursor release;
   std::unique_ptr<WritableFile> outfile;
   std::unique_ptr<TableBuilder> builder;
   uint64_t total_bytes = 0;
@@ -56,6 +60,8 @@ struct DBImpl::CompactionState {
   SequenceNumber smallest_snapshot = 0;
   // In key order. Sized before any part starts, so parts never move.
   std::vector<CompactionPart> parts;
+  // Options::free_compaction_inputs_early, for a compaction of one part.
+  bool release_early = false;
   // Parts still merging on helper threads (guarded by the DB mutex).
   int helpers_running = 0;
   // Set by the first part that fails: the others stop early, since none of
@@ -178,9 +184,16 @@ absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
   // names them.
   absl::Status s = env_->SyncDir(dbname_);
   if (!s.ok()) return s;
-  c->AddInputDeletions(c->edit());
+  // Inputs and outputs that early release already moved stay as they are.
+  for (int which = 0; which < 2; which++) {
+    for (int i = static_cast<int>(compact->parts[0].release.next[which]);
+         i < c->num_input_files(which); i++) {
+      c->edit()->RemoveFile(c->level() + which, c->input(which, i)->number);
+    }
+  }
   for (const CompactionPart& part : compact->parts) {
-    for (const CompactionOutput& out : part.outputs) {
+    for (size_t i = part.installed_outputs; i < part.outputs.size(); i++) {
+      const CompactionOutput& out = part.outputs[i];
       c->edit()->AddFile(c->level() + 1, out.number, out.file_size,
                          out.smallest, out.largest);
     }
@@ -204,7 +217,52 @@ void DBImpl::CleanupCompaction(CompactionState* compact) {
       pending_outputs_.erase(out.number);
     }
   }
+  early_release_version_ = nullptr;
+  early_released_.clear();      // RemoveObsoleteFiles deletes what is left
   compact->compaction.reset();  // releases the input version (needs mutex)
+}
+
+absl::Status DBImpl::ReleaseMergedInputs(const CompactionState& compact,
+                                         CompactionPart* part,
+                                         const size_t consumed[2]) {
+  const Compaction* c = compact.compaction.get();
+  // The outputs' directory entries must be durable before the MANIFEST
+  // names them.
+  absl::Status s = env_->SyncDir(dbname_);
+  if (!s.ok()) return s;
+  VersionEdit edit;
+  for (size_t i = part->installed_outputs; i < part->outputs.size(); i++) {
+    const CompactionOutput& out = part->outputs[i];
+    edit.AddFile(c->level() + 1, out.number, out.file_size, out.smallest,
+                 out.largest);
+  }
+  std::vector<uint64_t> released;
+  uint64_t released_bytes = 0;
+  for (int which = 0; which < 2; which++) {
+    const size_t begin = part->release.next[which];
+    for (size_t i = begin; i < begin + consumed[which]; i++) {
+      const FileMetaData* f = c->input(which, static_cast<int>(i));
+      edit.RemoveFile(c->level() + which, f->number);
+      released.push_back(f->number);
+      released_bytes += f->file_size;
+    }
+  }
+  MutexLock l(&mutex_);
+  s = versions_->LogAndApply(&edit, &mutex_);
+  if (!s.ok()) return s;
+  part->installed_outputs = part->outputs.size();
+  for (int which = 0; which < 2; which++) {
+    part->release.next[which] += consumed[which];
+  }
+  early_released_.insert(released.begin(), released.end());
+  early_release_steps_++;
+  early_released_tables_ += released.size();
+  early_released_bytes_ += released_bytes;
+  if (mirror_ != nullptr) {
+    mirror_->VersionInstalled(LiveTablesForMirror(), {});
+  }
+  RemoveObsoleteFiles();
+  return absl::OkStatus();
 }
 
 absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
@@ -228,6 +286,9 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
     }
     part.input = versions_->MakeInputIterator(c);
   }
+  compact->release_early =
+      options_.free_compaction_inputs_early && compact->parts.size() == 1;
+  if (compact->release_early) early_release_version_ = c->input_version();
   LogMessage(absl::StrFormat("compacting %d@%d + %d@%d tables in %d parts",
                              c->num_input_files(0), c->level(),
                              c->num_input_files(1), c->level() + 1,
@@ -349,6 +410,22 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
     const bool new_user_key =
         !parsed || !has_current_user_key ||
         ucmp->Compare(ikey.user_key, current_user_key) != 0;
+    if (compact.release_early && parsed && new_user_key &&
+        (part->builder == nullptr ||
+         part->builder->FileSize() >= c->MaxOutputFileSize() / 2)) {
+      // Every entry before this user key is merged: free the input tables
+      // that are done, if the outputs so far can join level + 1 now.
+      size_t consumed[2];
+      if (c->ReleasableBefore(ikey.user_key, part->release, consumed)) {
+        if (part->builder != nullptr) {
+          status = FinishCompactionOutputFile(part, input);
+          if (!status.ok()) break;
+        }
+        cut_pending = false;
+        status = ReleaseMergedInputs(compact, part, consumed);
+        if (!status.ok()) break;
+      }
+    }
     if (part->builder != nullptr && c->ShouldStopBefore(key, &part->cursor)) {
       cut_pending = true;
     }
@@ -371,6 +448,15 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
       }
       if (last_sequence_for_key <= compact.smallest_snapshot) {
         // A newer entry for this key is visible to every snapshot.
+        drop = true;
+      } else if (ikey.sequence == last_sequence_for_key) {
+        // A second copy of the entry just seen. Sequence numbers are unique
+        // per write, so copies arise only when a compaction that freed
+        // inputs early then failed: its installed outputs repeat entries of
+        // the input tables it had not finished. The rule above already
+        // drops them, since a failure stops the DB and every snapshot taken
+        // after the reopen is newer than the copies; this one keeps a copy
+        // from being written twice should that ever change.
         drop = true;
       } else if (ikey.type == kTypeDeletion &&
                  ikey.sequence <= compact.smallest_snapshot &&

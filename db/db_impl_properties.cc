@@ -49,17 +49,21 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     // Write amplification: bytes written to tables (flush + compaction) per
     // byte flushed from MemTables.
     const double flushed = static_cast<double>(flush_bytes_);
-    absl::StrAppendFormat(value,
-                          "flushes: %d, %.1f MB in %.2f sec\n"
-                          "compactions split into parts: %d (%d parts); "
-                          "failed or stopped: %d\n"
-                          "write amplification: %.2f\n"
-                          "write stall: %.3f sec\n",
-                          flushes_, flush_bytes_ / 1048576.0,
-                          flush_micros_ / 1e6, split_compactions_,
-                          split_compaction_parts_, split_compactions_failed_,
-                          flushed > 0 ? (flushed + total_written) / flushed : 0,
-                          stall_micros_ / 1e6);
+    absl::StrAppendFormat(
+        value,
+        "flushes: %d, %.1f MB in %.2f sec\n"
+        "compactions split into parts: %d (%d parts); "
+        "failed or stopped: %d\n"
+        "inputs freed early: %d tables, %.1f MB in %d "
+        "steps\n"
+        "write amplification: %.2f\n"
+        "write stall: %.3f sec\n",
+        flushes_, flush_bytes_ / 1048576.0, flush_micros_ / 1e6,
+        split_compactions_, split_compaction_parts_, split_compactions_failed_,
+        early_released_tables_, early_released_bytes_ / 1048576.0,
+        early_release_steps_,
+        flushed > 0 ? (flushed + total_written) / flushed : 0,
+        stall_micros_ / 1e6);
     value->append(stats_.ToString());
     return true;
   }

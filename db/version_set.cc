@@ -387,11 +387,19 @@ int64_t VersionSet::NumLevelBytes(int level) const {
   return sum;
 }
 
-void VersionSet::AddLiveFiles(std::set<uint64_t>* live) const {
+void VersionSet::AddLiveFiles(std::set<uint64_t>* live,
+                              const Version* compaction_version,
+                              const std::set<uint64_t>* released) const {
   for (Version* v = dummy_versions_.next_; v != &dummy_versions_;
        v = v->next_) {
+    // The compaction's own reference is the only one: nobody else reads v.
+    const bool skip_released =
+        v == compaction_version && released != nullptr && v->refs_ == 1;
     for (int level = 0; level < kNumLevels; level++) {
-      for (const FileMetaData* f : v->files_[level]) live->insert(f->number);
+      for (const FileMetaData* f : v->files_[level]) {
+        if (skip_released && released->contains(f->number)) continue;
+        live->insert(f->number);
+      }
     }
   }
 }

@@ -82,8 +82,15 @@ class VersionSet {
   int NumLevelFiles(int level) const;
   int64_t NumLevelBytes(int level) const;
 
-  // Every table number referenced by any live Version.
-  void AddLiveFiles(std::set<uint64_t>* live) const;
+  // Every table number referenced by any live Version, with one exception
+  // for a compaction that frees its inputs early: when `compaction_version`
+  // (the Version a running compaction reads) is referenced by that
+  // compaction alone, its tables listed in `released` do not count, since
+  // the compaction has finished reading them and no newer Version holds
+  // them. Any other reader of that Version keeps them all alive.
+  void AddLiveFiles(std::set<uint64_t>* live,
+                    const Version* compaction_version = nullptr,
+                    const std::set<uint64_t>* released = nullptr) const;
 
   // Approximate byte offset of internal key `key` in the data of version v.
   uint64_t ApproximateOffsetOf(Version* v, std::string_view key);

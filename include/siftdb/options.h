@@ -132,6 +132,18 @@ struct Options {
   // stall less; while a split compaction runs, every part holds unfinished
   // output on disk at once.
   int max_subcompactions = 1;
+  // When true, a compaction frees disk as it goes: each time its merge
+  // passes the last key of an input table of the next level (and of the
+  // compacted level, for level >= 1), it installs the output tables
+  // finished so far and deletes the input tables it has fully merged,
+  // instead of holding every input and every output until its end. The
+  // directory then needs about one output table of room per running
+  // compaction rather than the whole output. Each such step costs one
+  // MANIFEST record, and outputs are cut where input tables end (never
+  // below half of max_file_size). Level-0 tables, which overlap, are always
+  // kept until the end. Applies to compactions merged by one thread (see
+  // max_subcompactions). docs/compaction.md, "Freeing inputs early".
+  bool free_compaction_inputs_early = true;
 
   // --- Redis mirror of the filters (off by default) ---
   RemoteFilterOptions remote_filter;

@@ -21,6 +21,7 @@
 #include "siftdb/env.h"
 #include "siftdb/iterator.h"
 #include "siftdb/options.h"
+#include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
 #include "util/mutex.h"
 
@@ -29,7 +30,7 @@ namespace {
 
 // Forwards to Env::Default(); once Arm()ed, the next Sync of a MANIFEST
 // blocks until Release().
-class BlockingManifestEnv final : public Env {
+class BlockingManifestEnv final : public test::ForwardingEnv {
  public:
   void Arm() {
     MutexLock l(&mu_);
@@ -54,65 +55,12 @@ class BlockingManifestEnv final : public Env {
     while (armed_) cv_.Wait(&mu_);
   }
 
-  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
-      const std::string& f) override {
-    return base_->NewSequentialFile(f);
-  }
-  absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(
-      const std::string& f) override {
-    return base_->NewRandomAccessFile(f);
-  }
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& f) override {
-    auto file = base_->NewWritableFile(f);
+    auto file = base()->NewWritableFile(f);
     if (!file.ok() || f.find("MANIFEST-") == std::string::npos) return file;
     return std::unique_ptr<WritableFile>(
         std::make_unique<ManifestFile>(this, std::move(*file)));
-  }
-  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
-      const std::string& f) override {
-    return base_->NewAppendableFile(f);
-  }
-  bool FileExists(const std::string& f) override {
-    return base_->FileExists(f);
-  }
-  absl::StatusOr<std::vector<std::string>> GetChildren(
-      const std::string& dir) override {
-    return base_->GetChildren(dir);
-  }
-  absl::Status RemoveFile(const std::string& f) override {
-    return base_->RemoveFile(f);
-  }
-  absl::Status CreateDir(const std::string& d) override {
-    return base_->CreateDir(d);
-  }
-  absl::Status RemoveDir(const std::string& d) override {
-    return base_->RemoveDir(d);
-  }
-  absl::StatusOr<uint64_t> GetFileSize(const std::string& f) override {
-    return base_->GetFileSize(f);
-  }
-  absl::Status RenameFile(const std::string& src,
-                          const std::string& target) override {
-    return base_->RenameFile(src, target);
-  }
-  absl::Status SyncDir(const std::string& d) override {
-    return base_->SyncDir(d);
-  }
-  bool IsDirectory(const std::string& p) override {
-    return base_->IsDirectory(p);
-  }
-  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
-      const std::string& f) override {
-    return base_->LockFile(f);
-  }
-  absl::StatusOr<std::unique_ptr<Logger>> NewLogger(
-      const std::string& f) override {
-    return base_->NewLogger(f);
-  }
-  uint64_t NowMicros() override { return base_->NowMicros(); }
-  void SleepForMicroseconds(int64_t micros) override {
-    base_->SleepForMicroseconds(micros);
   }
 
  private:
@@ -135,7 +83,6 @@ class BlockingManifestEnv final : public Env {
     std::unique_ptr<WritableFile> base_;
   };
 
-  Env* const base_ = Env::Default();
   Mutex mu_;
   CondVar cv_;
   bool armed_ ABSL_GUARDED_BY(mu_) = false;
