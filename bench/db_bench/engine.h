@@ -37,6 +37,9 @@ struct EngineConfig {
   // Threads per compaction (siftdb and RocksDB max_subcompactions; LevelDB
   // has one background thread and ignores it).
   int subcompactions = 1;
+  // siftdb's Options::free_compaction_inputs_early (the others hold every
+  // compaction input until the compaction ends).
+  bool free_compaction_inputs_early = true;
   size_t block_size = 4096;
   int max_open_files = 1000;
   bool snappy = true;

@@ -59,6 +59,9 @@ ABSL_FLAG(int, subcompactions, 1,
           "Threads that may merge one compaction "
           "(Options::max_subcompactions; RocksDB's flag name; LevelDB ignores "
           "it)");
+ABSL_FLAG(bool, free_compaction_inputs_early, true,
+          "siftdb: compactions install outputs and delete merged inputs as "
+          "they go (Options::free_compaction_inputs_early)");
 ABSL_FLAG(int32_t, block_size, 4096,
           "Data block bytes before compression (Options::block_size)");
 ABSL_FLAG(int32_t, open_files, 1000,
@@ -182,6 +185,8 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   c.engine.write_buffer_size = absl::GetFlag(FLAGS_write_buffer_size);
   c.engine.max_file_size = absl::GetFlag(FLAGS_max_file_size);
   c.engine.subcompactions = absl::GetFlag(FLAGS_subcompactions);
+  c.engine.free_compaction_inputs_early =
+      absl::GetFlag(FLAGS_free_compaction_inputs_early);
   c.engine.block_size = absl::GetFlag(FLAGS_block_size);
   c.engine.max_open_files = open_files;
   c.engine.remote_filter_address = absl::GetFlag(FLAGS_remote_filter);

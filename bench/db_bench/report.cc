@@ -108,6 +108,9 @@ std::string FormatHeader(const BenchConfig& config,
       MiB(e.block_cache_size), MiB(e.write_buffer_size), MiB(e.max_file_size),
       e.block_size, e.max_open_files);
   out += absl::StrFormat("Threads:    %d\n", config.threads);
+  if (!e.free_compaction_inputs_early) {
+    out += "Compaction: siftdb holds inputs until each compaction ends\n";
+  }
   if (e.subcompactions > 1) {
     out += absl::StrFormat(
         "Compaction: up to %d threads per compaction (not LevelDB)\n",

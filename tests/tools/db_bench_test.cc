@@ -230,6 +230,31 @@ TEST_F(DbBenchTest, WriteRateLimitPacesTheWriters) {
   EXPECT_THAT(LineOf(r.out, "readrandom"), HasSubstr("(0 of 20000 found)"));
 }
 
+// --free_compaction_inputs_early reaches siftdb's option: by default the
+// stats count inputs freed during compactions; with --no..., none, and the
+// header says so.
+TEST_F(DbBenchTest, FreeCompactionInputsEarlyFlag) {
+  const std::vector<std::string> common = {
+      "--num=60000", "--write_buffer_size=65536", "--max_file_size=16384",
+      "--benchmarks=fillrandom,compact,stats"};
+  ToolResult r = Bench(common);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m, std::regex(R"(inputs freed early: ([0-9]+) tables)")))
+      << r.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("holds inputs until")));
+
+  std::vector<std::string> args = common;
+  args.push_back("--nofree_compaction_inputs_early");
+  r = Bench(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inputs freed early: 0 tables"));
+  EXPECT_THAT(r.out, HasSubstr("Compaction: siftdb holds inputs until each "
+                               "compaction ends"));
+}
+
 TEST_F(DbBenchTest, UseExistingDbSkipsFillsAndReadsOldData) {
   ToolResult r = Bench({"--num=1000", "--benchmarks=fillseq"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
