@@ -260,6 +260,7 @@ class DBImpl : public DB {
   uint64_t early_release_steps_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t early_released_tables_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t early_released_bytes_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t early_release_micros_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 // Validates and completes user options: InvalidArgument naming the first

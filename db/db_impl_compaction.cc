@@ -226,6 +226,7 @@ absl::Status DBImpl::ReleaseMergedInputs(const CompactionState& compact,
                                          CompactionPart* part,
                                          const size_t consumed[2]) {
   const Compaction* c = compact.compaction.get();
+  const uint64_t start_micros = env_->NowMicros();
   // The outputs' directory entries must be durable before the MANIFEST
   // names them.
   absl::Status s = env_->SyncDir(dbname_);
@@ -262,6 +263,7 @@ absl::Status DBImpl::ReleaseMergedInputs(const CompactionState& compact,
     mirror_->VersionInstalled(LiveTablesForMirror(), {});
   }
   RemoveObsoleteFiles();
+  early_release_micros_ += env_->NowMicros() - start_micros;
   return absl::OkStatus();
 }
 

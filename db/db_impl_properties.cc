@@ -55,13 +55,13 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
         "compactions split into parts: %d (%d parts); "
         "failed or stopped: %d\n"
         "inputs freed early: %d tables, %.1f MB in %d "
-        "steps\n"
+        "steps, %.3f sec\n"
         "write amplification: %.2f\n"
         "write stall: %.3f sec\n",
         flushes_, flush_bytes_ / 1048576.0, flush_micros_ / 1e6,
         split_compactions_, split_compaction_parts_, split_compactions_failed_,
         early_released_tables_, early_released_bytes_ / 1048576.0,
-        early_release_steps_,
+        early_release_steps_, early_release_micros_ / 1e6,
         flushed > 0 ? (flushed + total_written) / flushed : 0,
         stall_micros_ / 1e6);
     value->append(stats_.ToString());
