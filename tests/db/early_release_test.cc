@@ -96,15 +96,9 @@ class PeakTableBytesEnv final : public test::ForwardingEnv {
   uint64_t peak_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// "inputs freed early: N tables, ..." from siftdb.stats.
+// Input tables freed before their compaction ended, from siftdb.stats.
 uint64_t TablesFreedEarly(DB* db) {
-  std::string stats;
-  EXPECT_TRUE(db->GetProperty("siftdb.stats", &stats));
-  constexpr std::string_view kLine = "inputs freed early: ";
-  const size_t pos = stats.find(kLine);
-  EXPECT_NE(std::string::npos, pos) << stats;
-  if (pos == std::string::npos) return 0;
-  return std::stoull(stats.substr(pos + kLine.size()));
+  return test::StatsNumberAfter(db, "inputs freed early: ");
 }
 
 Options ReleaseOptions(Env* env, bool free_early) {

@@ -77,15 +77,20 @@ inline std::string RandomValue(Random* rnd, const std::string& tag, int len) {
   return v;
 }
 
-// Compactions the DB merged as more than one part, from "siftdb.stats".
-inline uint64_t SplitCompactions(DB* db) {
+// The number right after `label` in "siftdb.stats" (0, with a test
+// failure, when the label is missing).
+inline uint64_t StatsNumberAfter(DB* db, std::string_view label) {
   std::string stats;
   EXPECT_TRUE(db->GetProperty("siftdb.stats", &stats));
-  constexpr std::string_view kLine = "compactions split into parts: ";
-  const size_t pos = stats.find(kLine);
-  EXPECT_NE(std::string::npos, pos) << stats;
+  const size_t pos = stats.find(label);
+  EXPECT_NE(std::string::npos, pos) << label << " not in:\n" << stats;
   if (pos == std::string::npos) return 0;
-  return std::stoull(stats.substr(pos + kLine.size()));
+  return std::stoull(stats.substr(pos + label.size()));
+}
+
+// Compactions the DB merged as more than one part.
+inline uint64_t SplitCompactions(DB* db) {
+  return StatsNumberAfter(db, "compactions split into parts: ");
 }
 
 // One live table as "siftdb.sstables" describes it.
