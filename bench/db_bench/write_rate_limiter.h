@@ -7,10 +7,13 @@
 // ends, depends on how fast the writer ran; at one fixed rate the engines'
 // sizes compare their space use, not their speed.
 //
-// Pacing: the n-th byte admitted may not be written before start + n / rate.
-// A writer more than 0.5 ms ahead of that schedule sleeps; a writer behind it
-// (the engine is slower than the rate) never sleeps, and the lost time is not
-// made up by bursting later beyond what the schedule allows.
+// Pacing: the schedule starts at the first Acquire(), and the call that
+// brings the bytes admitted to n may not return before start + n / rate. A
+// caller more than 0.5 ms ahead of that schedule sleeps; one behind it (the
+// engine is slower than the rate) never does, and the lost time is not made
+// up by bursting later beyond what the schedule allows. So k writes of
+// B bytes in total, each after its Acquire(), take at least
+// B / rate - 0.5 ms from the first Acquire() to the last write.
 //
 // Thread safety: Acquire() may be called from many threads at once.
 
@@ -25,7 +28,7 @@ namespace siftdb::bench {
 
 class WriteRateLimiter {
  public:
-  // REQUIRES: bytes_per_second > 0. The schedule starts now.
+  // REQUIRES: bytes_per_second > 0.
   explicit WriteRateLimiter(uint64_t bytes_per_second);
   WriteRateLimiter(const WriteRateLimiter&) = delete;
   WriteRateLimiter& operator=(const WriteRateLimiter&) = delete;
@@ -36,8 +39,12 @@ class WriteRateLimiter {
   uint64_t bytes_per_second() const { return bytes_per_second_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
   const uint64_t bytes_per_second_;
-  const std::chrono::steady_clock::time_point start_;
+  // Clock::time_point of the first Acquire() as nanoseconds since the
+  // clock's epoch; 0 until then (set once, by whichever caller comes first).
+  std::atomic<int64_t> start_nanos_{0};
   std::atomic<uint64_t> admitted_{0};  // bytes handed out so far
 };
 
