@@ -227,10 +227,13 @@ absl::Status DBImpl::ReleaseMergedInputs(const CompactionState& compact,
                                          const size_t consumed[2]) {
   const Compaction* c = compact.compaction.get();
   const uint64_t start_micros = env_->NowMicros();
-  // The outputs' directory entries must be durable before the MANIFEST
-  // names them.
-  absl::Status s = env_->SyncDir(dbname_);
-  if (!s.ok()) return s;
+  // New outputs' directory entries must be durable before the MANIFEST
+  // names them (a step that only removes inputs needs no sync).
+  absl::Status s;
+  if (part->installed_outputs < part->outputs.size()) {
+    s = env_->SyncDir(dbname_);
+    if (!s.ok()) return s;
+  }
   VersionEdit edit;
   for (size_t i = part->installed_outputs; i < part->outputs.size(); i++) {
     const CompactionOutput& out = part->outputs[i];

@@ -36,8 +36,6 @@ class WriteRateLimiter {
   // Admits `bytes` more bytes, sleeping until the schedule allows them.
   void Acquire(uint64_t bytes);
 
-  uint64_t bytes_per_second() const { return bytes_per_second_; }
-
  private:
   using Clock = std::chrono::steady_clock;
 
