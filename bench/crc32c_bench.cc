@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // CRC32C throughput: the hardware (SSE4.2, three streams) and portable
 // (slicing-by-8) paths on 4 KiB, 64 KiB and 1 MiB buffers, plus the

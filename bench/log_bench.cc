@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Write-ahead log append throughput through the POSIX Env, in a fresh
 // temporary directory: records of 100 bytes and 4 KiB, each followed by

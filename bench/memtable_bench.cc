@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // MemTable insert and lookup, 16-byte keys and 100-byte values (the
 // db_bench shape): inserts in sequential and random key order, lookups of

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Throughput and memory of the Redis-backed Bloom filter against a local
 // redis-server that this program starts itself (or --redis=HOST:PORT):
@@ -35,8 +36,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "benchmark/benchmark.h"
-#include "filter/redis_bloom_layout.h"
-#include "filter/redis_client.h"
+#include "redis/bloom/redis_bloom_layout.h"
+#include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 
 namespace siftdb {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // remote_filter_bench: what the Redis mirror of the filters costs writers,
 // and how fast remote readers pre-check keys, against a local redis-server
@@ -45,7 +46,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "db/db_impl.h"
-#include "filter/redis_client.h"
+#include "redis/client/redis_client.h"
 #include "siftdb/db.h"
 #include "siftdb/options.h"
 #include "siftdb/remote_filter.h"

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // BuildTable: writes the entries of an iterator (a MemTable's, in internal
 // key order) to table file meta->number, syncs it, and checks that it opens.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Compaction: one unit of leveled compaction — the tables of `level` and the
 // overlapping tables of `level + 1` that are merged into new tables at

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Opening a DB: option checks, creating a new DB, and recovery from the
 // MANIFEST plus the logs not yet flushed.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DBImpl::GetProperty: the introspection a user or db_bench asks for.
 

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // NewDBIterator: turns an iterator over internal keys (a merge of the
 // MemTables and tables) into the user-visible iterator: user keys only, the

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Names of the files in a database directory:
 //   CURRENT            name of the live MANIFEST, one line

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // LookupKey: the key a point read searches for, in the three forms the
 // read path needs:

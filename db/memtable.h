@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // MemTable: the in-memory, sorted buffer of recent writes, backed by a
 // skiplist over an arena.

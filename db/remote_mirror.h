@@ -1,9 +1,11 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RemoteMirror: the db layer's side of the Redis mirror. DBImpl reports
 // what happens to its MemTables and tables; RemoteMirror hands the filter
-// bytes and keys to the Redis filter mirror (filter/redis_mirror.h) and
-// keeps the mirror's invariants (docs/redis_mirror.md):
+// bytes and keys to the Redis filter mirror
+// (redis/mirror/redis_mirror_writer.h) and keeps the mirror's invariants
+// (docs/redis_mirror.md):
 //   - a table's filter is in Redis before the Redis manifest lists it;
 //   - a MemTable's live filter stays listed until the table holding its
 //     data is listed;

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RepairDB: rebuilds a database from whatever of its logs and tables is
 // still readable, when the MANIFEST or some table is damaged.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // SkipList: an ordered set of keys over an Arena, the MemTable's index.
 //

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // SnapshotImpl / SnapshotList: the live snapshots of a DB, oldest first.
 // REQUIRES: the DB mutex for every operation on the list.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // TableCache: keeps recently used tables open (file handle, index, filter),
 // bounded by Options.max_open_files, and routes reads to them.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // VersionEdit: one change to the set of live tables, as recorded in the
 // MANIFEST (each edit is one record in the WAL record format).

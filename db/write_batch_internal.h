@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // WriteBatchInternal: the engine's access to a WriteBatch's encoding
 // (docs/wal_format.md, "Write batch"):

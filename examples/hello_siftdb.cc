@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // hello_siftdb: the smallest useful siftdb program. Opens a database in a
 // fresh temporary directory, writes 100,000 keys, reads them back (and as

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Bloom filter arithmetic shared by the local filters (blocked and classic)
 // and usable by any other filter implementation (e.g. a RedisBloom-compatible

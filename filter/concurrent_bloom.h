@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ConcurrentBloom: an in-memory, cache-line-blocked Bloom filter that keys
 // are added to while other threads query it. The MemTable keeps one over

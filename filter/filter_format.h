@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Pieces shared by siftdb's two local filter encodings (blocked and classic
 // Bloom): the bit order and the 8-byte trailer. The full byte-level

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The one hash every siftdb filter uses: XXH3 64-bit with seed 0
 // (XXH3_64bits from libxxhash >= 0.8, whose output is stable across

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The FilterPolicy implementations: siftdb.BlockedBloom (default) and
 // siftdb.ClassicBloom. Both hash each key once with XXH3-64 when it is added

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // FilterReader: decode a serialized filter once, query it many times. The
 // table layer keeps one per open table (next to the 64-byte-aligned filter

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: a table block (table/block.h) decoded from arbitrary bytes.
 // Input: the uncompressed contents of one block (entries, restart array,

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // IsCanonicalBlock: whether block bytes are exactly what BlockBuilder
 // writes for their own entries at some restart interval. Only for such

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: the filter readers (filter/filter_reader.h and the policies'
 // KeyMayMatch) for siftdb's blocked and classic Bloom encodings.

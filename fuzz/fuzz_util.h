@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers shared by the libFuzzer targets in fuzz/: in-memory files over
 // the fuzzer's bytes, a sink that collects what a writer appends, and

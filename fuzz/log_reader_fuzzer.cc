@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: the write-ahead log reader (wal/log_reader.h) over arbitrary
 // file bytes. Input: the bytes of one log file.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // fuzz_make_corpus OUT_DIR: writes the seed corpora of the fuzz targets,
 // OUT_DIR/<target>/<name>, each a small valid encoding made by the real
@@ -22,8 +23,8 @@
 
 #include "db/version_edit.h"
 #include "db/write_batch_internal.h"
-#include "filter/redis_mirror_format.h"
 #include "fuzz/fuzz_util.h"
+#include "redis/mirror/redis_mirror_format.h"
 #include "siftdb/filter_policy.h"
 #include "table/block_builder.h"
 #include "table/internal_key.h"

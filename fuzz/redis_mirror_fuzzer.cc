@@ -1,8 +1,9 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: what the Redis mirror's reader (siftdb/remote_filter.h,
-// filter/remote_filter.cc) parses from Redis, through the decoders of
-// filter/redis_mirror_format.h: the manifest hash (DecodeManifest over
+// redis/mirror/remote_filter.cc) parses from Redis, through the decoders of
+// redis/mirror/redis_mirror_format.h: the manifest hash (DecodeManifest over
 // HGETALL's field/value pairs, with DecodeImmutableValue /
 // DecodeLiveValue for its entries and HexDecode for key ranges) and
 // fetched filter bytes (DescribeFilterBytes, the trailer and bit-array
@@ -31,8 +32,8 @@
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
-#include "filter/redis_mirror_format.h"
 #include "fuzz/fuzz_util.h"
+#include "redis/mirror/redis_mirror_format.h"
 
 namespace siftdb::fuzz {
 namespace {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: opening and reading a table (table/table.h) whose file
 // bytes are arbitrary. Input: the bytes of one .sst file, read through an

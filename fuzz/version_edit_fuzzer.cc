@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: MANIFEST record decoding (db/version_edit.h
 // VersionEdit::DecodeFrom). Input: the payload of one MANIFEST record.

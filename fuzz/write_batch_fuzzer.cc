@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: WriteBatch decoding (db/write_batch_internal.h SetContents,
 // then WriteBatch::Iterate, Validate and InsertInto a MemTable), i.e. what

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds siftdb (release: -O2 -g) into build/ (or $BUILD_DIR).
 # Extra arguments go to cmake, e.g. -DSIFTDB_SANITIZE=address.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined)
 # in build-fuzz/ and runs each for a bounded time; fails when any target
 # finds a crash, a sanitizer report, a leak or a timeout.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's first command: set up, build and run the main job
 # (db_bench with its default workload; hello_siftdb until db_bench exists).
 set -euo pipefail

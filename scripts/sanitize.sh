@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the test suites under the sanitizers (CMakePresets.json):
 #   asan  every test under AddressSanitizer + UndefinedBehaviorSanitizer
 #         (preset asan-ubsan, build-asan/)

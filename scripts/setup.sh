@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages siftdb needs to build, test and benchmark.
 # Idempotent: when every package is already present it changes nothing and
 # touches no network.

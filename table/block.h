@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Block: one decoded (uncompressed) block in memory and iterators over it.
 // The layout is the one BlockBuilder writes (see table/block_builder.h).

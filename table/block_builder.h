@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // BlockBuilder: encodes sorted key/value pairs into one block with
 // prefix-compressed keys and restart points (docs/table_format.md, "Blocks"):

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The physical layout of a table file (specified byte by byte in
 // docs/table_format.md):

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // IteratorWrapper: owns an Iterator and caches its Valid() and key(), which
 // merging and two-level iterators ask for far more often than they move the

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // NewMergingIterator: the sorted union of several sorted iterators (the
 // MemTables and tables of a database), forward and backward, switching

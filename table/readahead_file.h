@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ReadaheadFile: a RandomAccessFile view that turns a run of adjacent reads
 // (a table iterator walking its data blocks forward or backward, or a

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Table: an open, immutable table file (format in docs/table_format.md).
 // Open() reads and verifies (CRC always) the footer, metaindex, properties,

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // TableBuilder: writes one immutable table file (format in
 // docs/table_format.md) from internal keys added in increasing order.

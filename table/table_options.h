@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // TableOptions: everything the table layer needs to write or read one
 // table. A plain struct; copy it freely.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // TableProperties: facts about one table, computed by TableBuilder and
 // stored in the table's properties block as a sorted block of named

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // A two-level iterator: an index iterator whose values each name a block of
 // entries, and a function that opens such a block as an iterator. Yields the

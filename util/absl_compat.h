@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Debian 12's Abseil (20220623) is built with its own absl::string_view
 // (ABSL_OPTION_USE_STD_STRING_VIEW == 0), which does not convert implicitly

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Arena: a bump allocator for the MemTable's skiplist. Memory comes in
 // 4 KiB blocks; a request larger than a quarter block gets a block of its

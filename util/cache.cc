@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // NewLRUCache: 16 shards, chosen by the top bits of the key's CRC32C, each
 // with its own mutex, hash table and LRU list.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Cache: a sharded LRU cache with a capacity in bytes ("charge"), used for
 // data blocks (block cache) and open tables (table cache).

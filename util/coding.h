@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Endian-neutral encoding of integers and length-prefixed strings.
 // Every persisted integer in siftdb is little-endian, fixed-width (Fixed32,

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // BytewiseComparator: unsigned lexicographic order. Its separator and
 // successor rules follow LevelDB's bytewise comparator (shorten at the

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // CRC32C, reflected polynomial 0x82F63B78 (RFC 3720, section B.4).
 //

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // CRC32C (Castagnoli, polynomial 0x1EDC6F41, reflected), as in RFC 3720.
 // Uses the SSE4.2 crc32 instruction when the CPU has it (checked once at

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The two CRC32C implementations behind crc32c::Extend, exposed so tests
 // and benchmarks can compare them. Both compute exactly what Extend does;

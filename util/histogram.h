@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Histogram: a latency histogram (values are usually microseconds) with
 // fixed, roughly geometric buckets, for db_bench and the benchmarks.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // PosixError: the one mapping from errno to absl::Status used by every Env
 // in util/ (the POSIX one, and the fault-injection one for its injected

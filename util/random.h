@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Random: a small, fast, deterministic pseudo-random generator for tests,
 // benchmarks and the skiplist's node heights. Not for anything that needs

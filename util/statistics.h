@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Statistics: process-wide counters of one DB (reads the filters saved, block
 // cache hits, ...), reported by GetProperty("siftdb.stats") and db_bench.

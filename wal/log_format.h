@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The write-ahead log's physical format, shared by log::Writer and
 // log::Reader and specified byte for byte in docs/wal_format.md.

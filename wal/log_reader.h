@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // log::Reader reads the records of a write-ahead log (format:
 // log_format.h, docs/wal_format.md) and tells a crash's torn tail apart

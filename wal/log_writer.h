@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // log::Writer appends records to a write-ahead log (format: log_format.h,
 // docs/wal_format.md).

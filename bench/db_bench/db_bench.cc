@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // db_bench: siftdb's macro benchmark, with LevelDB's db_bench names, flags
 // and output so LevelDB's scripts run unchanged (docs/db_bench.md).

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // BenchEngine: the small interface db_bench drives, so the same workloads
 // run against siftdb and, in the comparison build (SIFTDB_BENCH_COMPARE=ON),

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The LevelDB adapter of db_bench (comparison build only: compiled when
 // SIFTDB_BENCH_COMPARE=ON finds Debian's libleveldb-dev, LevelDB 1.23).

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // db_bench's command-line flags (absl flags, named and defaulted like
 // LevelDB's db_bench so its scripts run unchanged: `--name=value`) and the

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Keys and values for db_bench, shaped like LevelDB's db_bench so results
 // compare: keys are zero-padded decimal numbers ("%016d" for the default

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // db_bench's output besides the per-benchmark lines: the header describing
 // the machine and configuration (LevelDB's layout: Keys, Values, Entries,

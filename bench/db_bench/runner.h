@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Runner: runs db_bench's benchmarks, by LevelDB's names and with LevelDB's
 // semantics, against one BenchEngine. Each benchmark runs on --threads

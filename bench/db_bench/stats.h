@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Measurement for db_bench: per-thread Stats (operations, bytes, wall time,
 // optional latency histogram), a shared ProgressMeter that reports on stderr

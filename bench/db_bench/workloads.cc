@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The workloads of db_bench, one per LevelDB benchmark, each run by every
 // worker thread (so --threads=4 fillseq writes the sequence four times, as

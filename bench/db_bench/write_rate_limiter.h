@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // WriteRateLimiter: paces db_bench's writers to a global byte rate (the
 // --benchmark_write_rate_limit flag, named as in RocksDB's db_bench), so

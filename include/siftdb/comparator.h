@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Comparator: a total order over keys, used by the MemTable, the tables and
 // every iterator of a database.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DB: an embedded, persistent, ordered key-value store (an LSM tree whose
 // tables each carry a Bloom filter).

@@ -1,8 +1,9 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Env: the engine's only door to the operating system (files, directories,
 // locks, time). Tests substitute their own Env to simulate power loss and
-// inject I/O errors (see util/fault_injection_env.h).
+// inject I/O errors (see util/testing/fault_injection_env.h).
 //
 // Thread safety: every Env method may be called from many threads at once.
 // A file object may be used by one thread at a time, except RandomAccessFile,

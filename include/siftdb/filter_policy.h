@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // FilterPolicy: builds a compact probabilistic summary (a filter) of a set of
 // keys, stored in every table, and answers "may this key be in the set?".

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Options that control a database (Options), a read (ReadOptions) and a
 // write (WriteOptions). Plain structs: copy them freely.

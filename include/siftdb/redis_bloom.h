@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // A Bloom filter kept in plain Redis (>= 6.0, no modules) with RedisBloom's
 // BF.* semantics, and a counting Bloom filter for sets that need removal.

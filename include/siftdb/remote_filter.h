@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RemoteFilter: asks Redis "could key K exist in database NAME?" without the
 // database, using the filters a siftdb engine mirrors into Redis

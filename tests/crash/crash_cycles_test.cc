@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Bounded crash cycles for CI: db_crashtest SIGKILLs db_stress at random
 // moments and verifies after each kill; db_stress's power-loss mode drops
@@ -13,7 +14,9 @@
 
 #include "gtest/gtest.h"
 #include "tests/support/paths.h"
+#if SIFTDB_WITH_REDIS
 #include "tests/support/redis_server.h"
+#endif
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
@@ -44,6 +47,7 @@ TEST(CrashCyclesTest, SigkillAtRandomMomentsLosesNothingAcknowledged) {
   EXPECT_NE(std::string::npos, output.find("12 cycles passed")) << output;
 }
 
+#if SIFTDB_WITH_REDIS
 // The same with the filters mirrored to a real redis-server in sync mode:
 // after every kill, every key the recovered DB holds reads "maybe" through
 // a RemoteFilter reader, both right after the reopen (the killed writer's
@@ -64,6 +68,7 @@ TEST(CrashCyclesTest, SigkillKeepsTheRedisMirrorFreeOfFalseNegatives) {
   // The check was not vacuous: the mirror was trusted and excluded keys.
   EXPECT_NE(std::string::npos, output.find("later: yes")) << output;
 }
+#endif
 
 TEST(CrashCyclesTest, PowerLossKeepsEverySyncedWrite) {
   test::TempDir dir;

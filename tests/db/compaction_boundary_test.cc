@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Compactions never separate the versions of one user key that neighbouring
 // tables of a level share (tables written before outputs were cut only

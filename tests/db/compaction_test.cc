@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Leveled compaction: tables move down the levels, overwritten and deleted
 // entries disappear unless a snapshot still sees them, every output table

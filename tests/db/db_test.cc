@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DB basics: put/get/delete/overwrite, reopen, flush, option and path
 // errors, the LOCK, snapshots and the filter's effect on reads.

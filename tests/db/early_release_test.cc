@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Freeing compaction inputs early (Options::free_compaction_inputs_early):
 // a compaction installs its finished outputs and deletes the input tables
@@ -33,9 +34,9 @@
 #include "tests/db/parallel_compaction_test_util.h"
 #include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
-#include "util/fault_injection_env.h"
 #include "util/mutex.h"
 #include "util/random.h"
+#include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
 namespace {

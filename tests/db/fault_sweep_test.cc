@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Injected I/O faults at every step of a flush, a compaction and a reopen
 // (which writes a new MANIFEST and switches CURRENT to it).
@@ -27,7 +28,7 @@
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
 #include "tests/support/temp_dir.h"
-#include "util/fault_injection_env.h"
+#include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
 namespace {

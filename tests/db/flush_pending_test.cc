@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // A flushed table stays protected from obsolete-file cleanup until the
 // MANIFEST record naming it is applied. LogAndApply releases the DB mutex

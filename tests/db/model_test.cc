@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Model-based test: random sequences of put, delete, write batch, get,
 // iteration (both directions, with seeks and direction changes), snapshots,

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Split compactions (Options::max_subcompactions > 1) under trouble: a part
 // whose table writes fail stops the DB with that error and loses no
@@ -24,9 +25,9 @@
 #include "siftdb/db.h"
 #include "tests/db/parallel_compaction_test_util.h"
 #include "tests/support/temp_dir.h"
-#include "util/fault_injection_env.h"
 #include "util/mutex.h"
 #include "util/random.h"
+#include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
 namespace {

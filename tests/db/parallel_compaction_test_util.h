@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers shared by the parallel-compaction tests
 // (parallel_compaction_test.cc, parallel_compaction_fault_test.cc): small

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Recovery: power loss (unsynced bytes dropped), torn log tails, damaged
 // logs with and without paranoid_checks, and I/O errors on the write path.
@@ -13,8 +14,8 @@
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
 #include "tests/support/temp_dir.h"
-#include "util/fault_injection_env.h"
 #include "util/random.h"
+#include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
 namespace {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RepairDB: salvages a database whose MANIFEST or tables are damaged.
 

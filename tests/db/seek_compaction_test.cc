@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Seek-triggered compaction: a table that lookups keep consulting before
 // finding their key deeper down is merged into the next level by the

@@ -1,8 +1,11 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // docs/errors.md and this suite must agree: every catalogue row names a
 // test of this program (`Suite.Name` in the row's first column), and every
-// test of the Errors* suites has a row.
+// test of the Errors* suites has a row. A build without Redis
+// (SIFTDB_WITH_REDIS=OFF) does not build the ErrorsRedis suite, so its rows
+// are not looked for there.
 
 #include <fstream>
 #include <regex>
@@ -24,6 +27,9 @@ TEST(ErrorsCatalogue, DocRowsAndTestsAgree) {
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
     if (std::regex_search(line, m, row)) {
+      if (!SIFTDB_WITH_REDIS && m[1].str().rfind("ErrorsRedis.", 0) == 0) {
+        continue;
+      }
       EXPECT_TRUE(rows.insert(m[1]).second) << "row twice: " << m[1];
     }
   }
@@ -43,7 +49,7 @@ TEST(ErrorsCatalogue, DocRowsAndTestsAgree) {
   for (const std::string& t : tests) {
     EXPECT_TRUE(rows.count(t)) << "test without a row in " << doc << ": " << t;
   }
-  EXPECT_GE(rows.size(), 50u);
+  EXPECT_GE(rows.size(), SIFTDB_WITH_REDIS ? 50u : 40u);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // docs/errors.md, "Damaged files": CURRENT, MANIFEST, tables and logs
 // damaged on disk (a flipped byte, a truncation, a rewrite, a removal).

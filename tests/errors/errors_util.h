@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers for the bad-input catalogue suite (tests/errors/, one test per
 // row of docs/errors.md): build a small real database, damage its files

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // docs/errors.md, "Keys, values and comparators": what a caller passes to
 // an open database. Each refused call leaves the database unchanged and

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // docs/errors.md, "Paths and opening": where a database is opened, and by
 // whom. Each case checks the status code and that the message names the

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // docs/errors.md, "Redis": the Redis-backed Bloom filters
 // (siftdb/redis_bloom.h), the DB's filter mirror (Options.remote_filter)

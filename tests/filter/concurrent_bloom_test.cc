@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ConcurrentBloom (filter/concurrent_bloom.h): no false negatives over a
 // sweep of key counts and filter sizes (including the disabled and

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The byte-level formats of docs/filter_format.md: the frozen test vectors
 // (checked against the code AND found verbatim in the doc), Redis bit

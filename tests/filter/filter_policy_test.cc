@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Behaviour of the two FilterPolicy implementations through the public
 // interface: no false negatives over a sweep of sizes, false-positive rates,

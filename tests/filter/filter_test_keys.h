@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Deterministic key generators for the filter tests. Header-only; not
 // thread-safe (each test owns its generator).

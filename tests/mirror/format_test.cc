@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The mirror's formats and local pieces: cluster key slots (checked against
 // a real redis-server's CLUSTER KEYSLOT), redirects, key names, the
@@ -11,10 +12,10 @@
 
 #include "absl/strings/escaping.h"
 #include "filter/filter_hash.h"
-#include "filter/redis_cluster_client.h"
-#include "filter/redis_mirror_format.h"
-#include "filter/redis_mirror_live_filter.h"
 #include "gtest/gtest.h"
+#include "redis/client/redis_cluster_client.h"
+#include "redis/mirror/redis_mirror_format.h"
+#include "redis/mirror/redis_mirror_live_filter.h"
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The mirror on a real local Redis Cluster of 3 masters (cluster-enabled
 // redis-server instances joined with `redis-cli --cluster create`): the

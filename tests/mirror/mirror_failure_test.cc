@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Redis failing under a mirrored DB: killed mid-workload (the DB keeps
 // serving, a sync write blocks at most about one lease TTL, readers fail

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers for the Redis mirror tests: DB options with the mirror on, key
 // names, waiting for a condition (bounded), and reading Redis state through
@@ -19,9 +20,9 @@
 #include "absl/time/time.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
-#include "filter/redis_mirror_format.h"
-#include "filter/redis_mirror_writer.h"
 #include "gtest/gtest.h"
+#include "redis/mirror/redis_mirror_format.h"
+#include "redis/mirror/redis_mirror_writer.h"
 #include "siftdb/db.h"
 #include "siftdb/env.h"
 #include "siftdb/filter_policy.h"

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // sift_probe, black box: keys as arguments and on stdin (answered in input
 // order), the summary on stderr, and its exit codes.

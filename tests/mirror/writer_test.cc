@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RedisMirrorWriter against a real redis-server: what a publication leaves
 // in Redis, the commit's refusals (a filter the manifest would list that is
@@ -7,8 +8,8 @@
 // retired filters only after the grace period.
 
 #include "filter/filter_hash.h"
-#include "filter/redis_mirror_writer.h"
 #include "gtest/gtest.h"
+#include "redis/mirror/redis_mirror_writer.h"
 #include "siftdb/filter_policy.h"
 #include "tests/mirror/mirror_test_util.h"
 #include "util/crc32c.h"

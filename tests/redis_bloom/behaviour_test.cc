@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Behaviour of the Redis-backed Bloom filter against a real redis-server:
 // false-positive rates, growth, atomicity under concurrent clients, dumps
@@ -8,9 +9,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_bloom_layout.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_layout.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 

@@ -1,7 +1,8 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
-// redis-cli text conventions (filter/redis_cli_text.h) and the sift_bf tool
-// end to end (batch mode on stdin, when the binary has been built).
+// redis-cli text conventions (tools/sift_bf/redis_cli_text.h) and the sift_bf
+// tool end to end (batch mode on stdin, when the binary has been built).
 
 #include <unistd.h>
 
@@ -11,11 +12,11 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_cli_text.h"
 #include "gtest/gtest.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
+#include "tools/sift_bf/redis_cli_text.h"
 
 namespace siftdb {
 namespace {

@@ -1,12 +1,13 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RedisClient against a real redis-server: unreachable endpoints, unix
 // sockets, AUTH with a password and an ACL user, pipelines, command timeouts.
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 #include "tests/support/temp_dir.h"

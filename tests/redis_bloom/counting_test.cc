@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The counting Bloom filter (RedisCountingBloom) against a real
 // redis-server: removals never hide other present items, counts, counter
@@ -8,8 +9,8 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_bloom_command.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_command.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 

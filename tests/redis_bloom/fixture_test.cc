@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The redis-server fixture itself (tests/support/redis_server.h): restart
 // with and without data, kill, replicas, and a 3-master local cluster.

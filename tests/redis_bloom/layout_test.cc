@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Pure tests (no Redis): sizing, hashing and the dump header against the
 // recorded RedisBloom vectors, the chunk iterator arithmetic, and the small
@@ -7,12 +8,12 @@
 #include <cmath>
 #include <set>
 
-#include "filter/murmurhash64a.h"
-#include "filter/redis_bloom_dump.h"
-#include "filter/redis_bloom_layout.h"
-#include "filter/redis_client.h"
-#include "filter/redis_reply.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/murmurhash64a.h"
+#include "redis/bloom/redis_bloom_dump.h"
+#include "redis/bloom/redis_bloom_layout.h"
+#include "redis/client/redis_client.h"
+#include "redis/client/redis_reply.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 #include "tests/support/json_reader.h"
 

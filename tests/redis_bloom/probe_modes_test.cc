@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // MExists tests a sub-filter either from a copy of its bit array inside the
 // exists script (small arrays relative to the batch), with BITFIELD_RO probe
@@ -11,8 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_bloom_layout.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_layout.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers for the redis_bloom suite: one real redis-server per test process
 // (started lazily, killed at exit), the recorded RedisBloom vectors, and
@@ -13,9 +14,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_client.h"
-#include "filter/redis_reply.h"
 #include "gtest/gtest.h"
+#include "redis/client/redis_client.h"
+#include "redis/client/redis_reply.h"
 #include "tests/support/json_reader.h"
 #include "tests/support/redis_server.h"
 

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Replays every recorded RedisBloom 2.8.20 vector against a real
 // redis-server through siftdb's BF.* interpreter: the same adds must give
@@ -11,8 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "filter/redis_bloom_command.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_command.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ForwardingEnv: an Env that passes every call to another Env (the POSIX
 // one by default). Tests derive from it and override only the calls they

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // A small JSON reader for test vectors (no JSON library is among siftdb's
 // dependencies). Parses RFC 8259 text into a JsonValue tree: objects keep

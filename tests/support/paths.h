@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Where tests find things: SourceDir() is the repository root (test data
 // lives under tests/testdata/), BinaryDir() the build directory (programs

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RedisServer: a real redis-server child process for tests, on a free
 // 127.0.0.1 port, in its own temporary directory, with persistence off

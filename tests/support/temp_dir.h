@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // TempDir: a fresh directory under $TMPDIR (or /tmp), removed with all its
 // contents when the object is destroyed. Not thread-safe; one per test.

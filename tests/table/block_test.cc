@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Blocks: BlockBuilder -> Block round trips over many key/value shapes and
 // restart intervals, seeks, reverse iteration, and malformed blocks.

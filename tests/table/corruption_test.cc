@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Damaged tables: every byte flipped, every truncation, foreign files. Open
 // or reads must return DataLoss naming the file, or the correct data —

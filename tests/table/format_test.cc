@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Byte-level format: handles, footer, block trailers, ReadBlock's checks,
 // property encoding, and the worked examples in docs/table_format.md.

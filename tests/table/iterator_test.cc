@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The generic iterators: merging (against a sorted model, both directions,
 // random direction switches, keys repeated across children), two-level

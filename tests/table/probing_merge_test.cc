@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // NewProbingMergingIterator (table/merging_iterator.h) against
 // NewMergingIterator as the model: over random children of internal keys

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers shared by the NewProbingMergingIterator tests
 // (probing_merge_test.cc: comparison with the plain merge;

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // NewProbingMergingIterator (table/merging_iterator.h), the work it saves
 // and its errors: a seek of an existing key positions no child whose probe

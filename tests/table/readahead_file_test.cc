@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ReadaheadFile: every read returns exactly the bytes of the underlying
 // file (sequential forward, backward, random, mixed, at the limit), and

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // sst_dump end to end: runs the built binary
 // ($SIFTDB_BINARY_DIR/tools/sst_dump) on good, damaged and foreign files and

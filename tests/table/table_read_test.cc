@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Table reads beyond round trips: the filter's effect on reads and its
 // statistics, foreign and unknown filter policies, the block cache, and

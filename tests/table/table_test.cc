@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Table round trips: TableBuilder -> Table over many sizes and settings,
 // point lookups, the filter's effect on reads, properties, approximate

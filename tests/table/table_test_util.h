@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Helpers for the table tests: in-memory files, a sorted-vector iterator,
 // internal-key construction, one-call table building/opening, a standard

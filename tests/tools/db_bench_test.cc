@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Smoke tests of the db_bench program with tiny runs: the LevelDB output
 // format that scripts parse, the found counts, the filter savings line,

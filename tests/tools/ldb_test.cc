@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Black-box tests of the ldb program on temporary databases: every command,
 // text and hex keys, and the exit status of bad usage.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Runs a built program (db_bench, ldb) as a child process and captures its
 // exit status, stdout and stderr, for the "tools" suite's black-box tests.

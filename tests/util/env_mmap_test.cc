@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // PosixEnv's memory-mapped RandomAccessFile (util/env_posix.cc): which
 // files are mapped (non-empty ones, up to 1000 at once, then pread), that

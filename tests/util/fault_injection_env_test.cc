@@ -1,6 +1,7 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
-#include "util/fault_injection_env.h"
+#include "util/testing/fault_injection_env.h"
 
 #include <string>
 #include <thread>

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Damage inside a log: every kind is reported once, as DataLoss naming the
 // offset, with the bytes dropped; reading resumes after it.

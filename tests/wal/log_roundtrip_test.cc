@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // log::Writer + log::Reader on undamaged logs: contents, block layout,
 // offsets, initial_offset seeks, appending to an existing log, errors.

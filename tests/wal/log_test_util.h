@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // In-memory files and a harness for the log tests: StringSink (a
 // WritableFile appending to a std::string), StringSource (a SequentialFile

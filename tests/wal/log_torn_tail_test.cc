@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Torn tails: a log cut (or garbled) anywhere inside its last record, as a
 // crash leaves it, reads back every earlier record and then ends cleanly

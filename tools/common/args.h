@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ArgParser: a small, strict command-line parser shared by siftdb's tools.
 // Accepts `--name=value`, `--name value` (for flags that take a value),

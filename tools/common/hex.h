@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Byte formatting for siftdb's tools: hex, C-style escaping, hex dumps.
 // Thread safety: pure functions.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ExpectedState: what db_stress has written, kept in a memory-mapped file
 // so that it survives the SIGKILL of the process that wrote it.

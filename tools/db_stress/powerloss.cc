@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "tools/db_stress/powerloss.h"
 
@@ -8,8 +9,8 @@
 
 #include "absl/strings/str_format.h"
 #include "siftdb/db.h"
-#include "util/fault_injection_env.h"
 #include "util/random.h"
+#include "util/testing/fault_injection_env.h"
 
 namespace siftdb::stress {
 namespace {

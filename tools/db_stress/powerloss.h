@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // RunPowerLossCycles: db_stress's power-loss mode. Each cycle opens the DB
 // on a FaultInjectionEnv, runs the workload, stops the file system at a

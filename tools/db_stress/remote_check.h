@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The no-false-negative check of the Redis mirror after a crash: every key
 // the recovered DB holds must read "maybe" through a RemoteFilter reader,

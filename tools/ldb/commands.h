@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The commands of ldb, siftdb's command-line database tool. Each command
 // runs against an open DB, prints its results on stdout and its errors on

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // A minimal line editor for sift_bf's interactive prompt (no readline or
 // linenoise among siftdb's dependencies): raw terminal mode, insert and

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // sift_bf: a redis-cli-like shell for siftdb's Redis-backed Bloom filters.
 //
@@ -9,8 +10,8 @@
 // prompt with line editing and in-memory history when stdin is a terminal,
 // else batch mode reading one command per line from stdin and answering each
 // in order. BF.* and CBF.* commands are served by siftdb (RedisBloom's
-// syntax and replies, see filter/redis_bloom_command.h); anything else goes
-// to Redis unchanged. Lines are split like redis-cli splits them ("double
+// syntax and replies, see redis/bloom/redis_bloom_command.h); anything else
+// goes to Redis unchanged. Lines are split like redis-cli splits them ("double
 // quotes" with \xHH escapes, 'single quotes'); replies print in redis-cli's
 // human format when stdout is a terminal (or with --no-raw) and raw
 // otherwise (or with --raw). The exit status is 1 when a single command's
@@ -27,10 +28,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "filter/redis_bloom_command.h"
-#include "filter/redis_cli_text.h"
-#include "filter/redis_client.h"
+#include "redis/bloom/redis_bloom_command.h"
+#include "redis/client/redis_client.h"
 #include "tools/sift_bf/line_editor.h"
+#include "tools/sift_bf/redis_cli_text.h"
 
 namespace siftdb::sift_bf {
 namespace {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The entry-level commands (scan, check, identify) and the property and
 // filter reports, all through Table::Open.

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // sst_dump's commands, one function per command, each over one table file.
 // Output goes to `out`; problems are returned as a Status whose message

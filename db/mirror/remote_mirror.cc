@@ -1,0 +1,279 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// RemoteMirror::Create (option checks) and RemoteMirrorImpl's entry points:
+// what DBImpl calls. Nothing here talks to Redis; see
+// remote_mirror_thread.cc for the mirror thread.
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "db/mirror/remote_mirror_impl.h"
+#include "filter/bloom_math.h"
+#include "filter/filter_hash.h"
+#include "siftdb/comparator.h"
+
+namespace siftdb {
+
+namespace {
+
+absl::Status BadOption(const std::string& what) {
+  return absl::InvalidArgumentError("invalid option: Options.remote_filter." +
+                                    what);
+}
+
+class HashCollector final : public WriteBatch::Handler {
+ public:
+  explicit HashCollector(std::vector<uint64_t>* out) : out_(out) {}
+  void Put(std::string_view key, std::string_view) override {
+    out_->push_back(FilterKeyHash(key));
+  }
+  // A deleted key is not held: its absence needs no "maybe".
+  void Delete(std::string_view) override {}
+
+ private:
+  std::vector<uint64_t>* const out_;
+};
+
+}  // namespace
+
+absl::Status RemoteMirror::ValidateOptions(const RemoteFilterOptions& r) {
+  if (r.mode == RemoteFilterOptions::Mode::kOff) {
+    return BadOption("mode is kOff (no mirror to create)");
+  }
+  if (r.endpoints.empty()) {
+    return BadOption("endpoints is empty (need host:port or unix:/path)");
+  }
+  for (const std::string& e : r.endpoints) {
+    absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(e);
+    if (!ep.ok())
+      return BadOption("endpoints: " + std::string(ep.status().message()));
+  }
+  absl::Status s = ValidateMirrorName(r.name);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid option: ", s.message()));
+  }
+  if (r.lease_ttl_ms < 100) {
+    return BadOption(
+        absl::StrFormat("lease_ttl_ms = %d (must be >= 100)", r.lease_ttl_ms));
+  }
+  if (r.connect_timeout_ms <= 0 || r.command_timeout_ms <= 0) {
+    return BadOption(absl::StrFormat(
+        "connect_timeout_ms = %d, command_timeout_ms = %d (must be > 0)",
+        r.connect_timeout_ms, r.command_timeout_ms));
+  }
+  if (r.async_max_lag_ms < 0 || r.wait_replicas < 0 || r.wait_timeout_ms < 0 ||
+      r.delete_grace_ms < 0) {
+    return BadOption(absl::StrFormat(
+        "async_max_lag_ms = %d, wait_replicas = %d, wait_timeout_ms = %d, "
+        "delete_grace_ms = %d (none may be negative)",
+        r.async_max_lag_ms, r.wait_replicas, r.wait_timeout_ms,
+        r.delete_grace_ms));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
+    const Options& options, const std::string& dbname, TableCache* table_cache,
+    Statistics* statistics) {
+  (void)dbname;
+  (void)statistics;
+  const RemoteFilterOptions& r = options.remote_filter;
+  absl::Status s = ValidateOptions(r);
+  if (!s.ok()) return s;
+
+  RedisMirrorWriterOptions w;
+  w.connect.endpoints = r.endpoints;
+  w.connect.client.username = r.username;
+  w.connect.client.password = r.password;
+  w.connect.client.connect_timeout = absl::Milliseconds(r.connect_timeout_ms);
+  w.connect.client.command_timeout = absl::Milliseconds(r.command_timeout_ms);
+  w.connect.client.retry_deadline = absl::ZeroDuration();  // we retry
+  w.name = r.name;
+  w.mode = r.mode == RemoteFilterOptions::Mode::kSync ? "sync" : "async";
+  w.comparator = options.comparator != nullptr ? options.comparator->Name()
+                                               : BytewiseComparator()->Name();
+  w.lease_ttl_ms = r.lease_ttl_ms;
+  w.grace_ms = r.delete_grace_ms;
+  w.wait_replicas =
+      r.mode == RemoteFilterOptions::Mode::kSync ? r.wait_replicas : 0;
+  w.wait_timeout_ms = r.wait_timeout_ms;
+
+  LiveFilterOptions live;
+  live.initial_capacity = std::clamp<uint64_t>(options.write_buffer_size / 128,
+                                               1024, uint64_t{1} << 22);
+  const double bpk = options.filter_bits_per_key;
+  live.error_rate =
+      bpk > 0 ? std::clamp(BlockedFpRate(bpk, BlockedOptimalK(bpk)), 1e-6, 0.1)
+              : 0.01;
+  return std::unique_ptr<RemoteMirror>(
+      new RemoteMirrorImpl(options, table_cache, std::move(w), live));
+}
+
+RemoteMirrorImpl::RemoteMirrorImpl(const Options& options,
+                                   TableCache* table_cache,
+                                   RedisMirrorWriterOptions writer_options,
+                                   LiveFilterOptions live_options)
+    : options_(options),
+      mode_(options.remote_filter.mode),
+      table_cache_(table_cache),
+      live_options_(live_options),
+      lease_ttl_ms_(options.remote_filter.lease_ttl_ms),
+      batch_delay_ms_(
+          options.remote_filter.mode == RemoteFilterOptions::Mode::kAsync
+              ? std::clamp<int64_t>(options.remote_filter.async_max_lag_ms / 10,
+                                    0, 10)
+              : 0),
+      writer_(std::make_unique<RedisMirrorWriter>(std::move(writer_options))) {
+  // A previous process of this DB may hold a lease over a manifest that
+  // lacks our writes: until our own lease is taken, it may live this long.
+  MutexLock l(&mu_);
+  lease_bound_ms_ = MirrorSteadyMs() + lease_ttl_ms_;
+}
+
+RemoteMirrorImpl::~RemoteMirrorImpl() {
+  {
+    MutexLock l(&mu_);
+    stop_ = true;
+    work_cv_.SignalAll();
+    done_cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void RemoteMirrorImpl::Enqueue(Event e) {
+  e.enqueue_ms = MirrorSteadyMs();
+  queue_.push_back(std::move(e));
+  // A busy mirror thread looks at the queue before it sleeps again; only an
+  // idle one needs waking (a futex call per write group otherwise).
+  if (mirror_idle_) {
+    mirror_idle_ = false;
+    work_cv_.Signal();
+  }
+}
+
+void RemoteMirrorImpl::RaiseLeaseBound(int64_t bound_ms) {
+  MutexLock l(&mu_);
+  lease_bound_ms_ = std::max(lease_bound_ms_, bound_ms);
+}
+
+void RemoteMirrorImpl::Start(std::vector<MirrorTable> tables,
+                             uint64_t memtable_id) {
+  MutexLock l(&mu_);
+  if (started_) return;
+  started_ = true;
+  Event e;
+  e.kind = Event::Kind::kStart;
+  e.memtable_id = memtable_id;
+  e.tables = std::move(tables);
+  Enqueue(std::move(e));
+  thread_ = std::thread([this] { ThreadMain(); });
+}
+
+void RemoteMirrorImpl::WaitUntilRecoveredDataIsCovered() {
+  if (mode_ != RemoteFilterOptions::Mode::kSync) return;
+  MutexLock l(&mu_);
+  // trusted_ turns true only after a republication that listed the Start
+  // tables; lease_bound_ms_ started at creation + lease_ttl_ms.
+  while (!stop_ && !trusted_) {
+    const int64_t now = MirrorSteadyMs();
+    if (now >= lease_bound_ms_) {
+      waits_lapsed_++;
+      break;
+    }
+    done_cv_.WaitFor(&mu_, std::chrono::milliseconds(std::clamp<int64_t>(
+                               lease_bound_ms_ - now, 1, 1000)));
+  }
+}
+
+void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
+                                     const WriteBatch& group,
+                                     SequenceNumber last_sequence) {
+  Event e;
+  e.kind = Event::Kind::kWrites;
+  e.memtable_id = memtable_id;
+  e.last_sequence = last_sequence;
+  e.hashes.reserve(static_cast<size_t>(std::max(0, group.Count())));
+  HashCollector collector(&e.hashes);
+  // A group DBImpl built is well-formed; if not, what was collected goes.
+  group.Iterate(&collector).IgnoreError();
+
+  const bool has_keys = !e.hashes.empty();
+  MutexLock l(&mu_);
+  Enqueue(std::move(e));
+  groups_++;
+  enqueued_seq_ = std::max(enqueued_seq_, last_sequence);
+  const int64_t max_lag = options_.remote_filter.async_max_lag_ms;
+  bool cut = false;
+  while (!stop_) {
+    const int64_t now = MirrorSteadyMs();
+    if (now >= lease_bound_ms_) {
+      cut = applied_seq_ < last_sequence;
+      break;
+    }
+    int64_t wait_ms;
+    if (mode_ == RemoteFilterOptions::Mode::kSync) {
+      // A group of deletions only has nothing to wait for.
+      if (applied_seq_ >= last_sequence || !has_keys) break;
+      wait_ms = lease_bound_ms_ - now;
+    } else {
+      // Async: wait only while a healthy mirror falls too far behind (the
+      // lag bound). An unhealthy one is not waited for at all: its
+      // watermark stops, and readers see how far it is complete.
+      if (!trusted_) break;
+      int64_t oldest = inflight_oldest_ms_;
+      if (!queue_.empty() &&
+          (oldest == 0 || queue_.front().enqueue_ms < oldest)) {
+        oldest = queue_.front().enqueue_ms;
+      }
+      if (oldest == 0 || now - oldest <= max_lag) break;
+      wait_ms = lease_bound_ms_ - now;
+    }
+    done_cv_.WaitFor(
+        &mu_, std::chrono::milliseconds(std::clamp<int64_t>(wait_ms, 1, 1000)));
+  }
+  if (cut && mode_ == RemoteFilterOptions::Mode::kSync) waits_lapsed_++;
+}
+
+void RemoteMirrorImpl::SwitchMemTable(uint64_t old_id, uint64_t new_id) {
+  MutexLock l(&mu_);
+  Event e;
+  e.kind = Event::Kind::kSwitch;
+  e.memtable_id = old_id;
+  e.new_id = new_id;
+  Enqueue(std::move(e));
+}
+
+void RemoteMirrorImpl::VersionInstalled(std::vector<MirrorTable> tables,
+                                        std::vector<uint64_t> retired) {
+  MutexLock l(&mu_);
+  Event e;
+  e.kind = Event::Kind::kVersion;
+  e.tables = std::move(tables);
+  e.retired = std::move(retired);
+  Enqueue(std::move(e));
+}
+
+std::string RemoteMirrorImpl::DebugString() {
+  MutexLock l(&mu_);
+  const int64_t now = MirrorSteadyMs();
+  return absl::StrFormat(
+      "mode=%s state=%s applied_seq=%d enqueued_seq=%d groups=%d queued=%d "
+      "republishes=%d failures=%d sync_waits_cut_by_lease=%d "
+      "lease_bound_in_ms=%d %s last_error=%s",
+      mode_ == RemoteFilterOptions::Mode::kSync ? "sync" : "async",
+      trusted_ ? "trusted" : "untrusted", applied_seq_, enqueued_seq_, groups_,
+      queue_.size(), republishes_, failures_, waits_lapsed_,
+      std::max<int64_t>(0, lease_bound_ms_ - now), writer_state_,
+      last_error_.ok() ? std::string("none") : last_error_.ToString());
+}
+
+void RemoteMirrorImpl::Log(const std::string& message) {
+  if (options_.info_log != nullptr) {
+    options_.info_log->Log("remote filter mirror: " + message);
+  }
+}
+
+}  // namespace siftdb

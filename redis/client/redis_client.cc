@@ -1,0 +1,362 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "redis/client/redis_client.h"
+
+#include <hiredis.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "util/absl_compat.h"
+
+namespace siftdb {
+
+namespace {
+
+timeval DurationToTimeval(absl::Duration d) {
+  if (d < absl::ZeroDuration()) d = absl::ZeroDuration();
+  return absl::ToTimeval(d);
+}
+
+RedisReply Convert(const redisReply* r) {
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      return RedisReply::String(std::string(r->str, r->len));
+    case REDIS_REPLY_STATUS:
+      return RedisReply::Status(std::string(r->str, r->len));
+    case REDIS_REPLY_ERROR:
+      return RedisReply::Error(std::string(r->str, r->len));
+    case REDIS_REPLY_INTEGER:
+      return RedisReply::Integer(r->integer);
+    case REDIS_REPLY_ARRAY: {
+      std::vector<RedisReply> elements;
+      elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; i++) {
+        elements.push_back(Convert(r->element[i]));
+      }
+      return RedisReply::Array(std::move(elements));
+    }
+    default:
+      return RedisReply::Nil();
+  }
+}
+
+std::string_view FirstWord(std::string_view text) {
+  size_t space = text.find(' ');
+  return space == std::string_view::npos ? text : text.substr(0, space);
+}
+
+}  // namespace
+
+bool IsTransientServerError(std::string_view error_text) {
+  std::string_view w = FirstWord(error_text);
+  return w == "LOADING" || w == "BUSY" || w == "MASTERDOWN" ||
+         w == "TRYAGAIN" || w == "CLUSTERDOWN";
+}
+
+absl::StatusOr<RedisEndpoint> RedisEndpoint::Parse(std::string_view text) {
+  RedisEndpoint ep;
+  if (absl::StartsWith(AsAbsl(text), "unix:")) {
+    ep.unix_path = std::string(text.substr(5));
+  } else if (!text.empty() && text[0] == '/') {
+    ep.unix_path = std::string(text);
+  }
+  if (!ep.unix_path.empty() || absl::StartsWith(AsAbsl(text), "unix:")) {
+    if (ep.unix_path.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("redis endpoint \"%s\": empty socket path", text));
+    }
+    return ep;
+  }
+  std::string_view host = text;
+  std::string_view port;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("redis endpoint \"%s\": unclosed '['", text));
+    }
+    host = text.substr(1, close - 1);
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest[0] != ':') {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("redis endpoint \"%s\": junk after ']'", text));
+      }
+      port = rest.substr(1);
+    }
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon != std::string_view::npos) {
+      host = text.substr(0, colon);
+      port = text.substr(colon + 1);
+    }
+  }
+  if (host.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("redis endpoint \"%s\": empty host", text));
+  }
+  ep.host = std::string(host);
+  if (!port.empty()) {
+    int p = 0;
+    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+    if (ec != std::errc() || ptr != port.data() + port.size() || p < 1 ||
+        p > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("redis endpoint \"%s\": bad port", text));
+    }
+    ep.port = p;
+  }
+  return ep;
+}
+
+std::string RedisEndpoint::ToString() const {
+  if (!unix_path.empty()) return "unix:" + unix_path;
+  if (host.find(':') != std::string::npos) {
+    return absl::StrCat("[", host, "]:", port);
+  }
+  return absl::StrCat(host, ":", port);
+}
+
+RedisScript::RedisScript(std::string source)
+    : source_(std::move(source)), id_([] {
+        static std::atomic<uint64_t> next{1};
+        return next.fetch_add(1, std::memory_order_relaxed);
+      }()) {}
+
+RedisClient::RedisClient(const RedisClientOptions& options,
+                         RedisEndpoint endpoint)
+    : options_(options),
+      endpoint_(std::move(endpoint)),
+      endpoint_text_(endpoint_.unix_path.empty() ? endpoint_.ToString()
+                                                 : endpoint_.unix_path) {}
+
+RedisClient::~RedisClient() { Close(); }
+
+void RedisClient::Close() {
+  if (ctx_ != nullptr) {
+    redisFree(ctx_);
+    ctx_ = nullptr;
+  }
+}
+
+absl::Status RedisClient::ContextError(std::string_view what) const {
+  std::string detail = ctx_ == nullptr ? "out of memory"
+                       : ctx_->errstr[0] != '\0'
+                           ? std::string(ctx_->errstr)
+                           : absl::StrFormat("hiredis error %d", ctx_->err);
+  return absl::UnavailableError(
+      absl::StrFormat("redis %s: %s: %s", endpoint_text_, what, detail));
+}
+
+absl::Status RedisClient::Open() {
+  Close();
+  timeval tv = DurationToTimeval(options_.connect_timeout);
+  ctx_ =
+      endpoint_.unix_path.empty()
+          ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, tv)
+          : redisConnectUnixWithTimeout(endpoint_.unix_path.c_str(), tv);
+  if (ctx_ == nullptr || ctx_->err != 0) {
+    absl::Status s = ContextError("connect");
+    Close();
+    return s;
+  }
+  if (options_.command_timeout > absl::ZeroDuration()) {
+    redisSetTimeout(ctx_, DurationToTimeval(options_.command_timeout));
+  }
+  if (endpoint_.unix_path.empty()) redisEnableKeepAlive(ctx_);
+
+  auto simple = [&](const std::vector<std::string>& argv,
+                    std::string_view what) -> absl::Status {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    for (const std::string& a : argv) {
+      ptrs.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    void* raw = redisCommandArgv(ctx_, static_cast<int>(argv.size()),
+                                 ptrs.data(), lens.data());
+    if (raw == nullptr) {
+      absl::Status s = ContextError(what);
+      Close();
+      return s;
+    }
+    RedisReply reply = Convert(static_cast<redisReply*>(raw));
+    freeReplyObject(raw);
+    if (reply.is_error()) {
+      absl::Status s = ServerErrorStatus(what, reply);
+      Close();
+      return s;
+    }
+    return absl::OkStatus();
+  };
+  if (!options_.password.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!options_.username.empty()) auth.push_back(options_.username);
+    auth.push_back(options_.password);
+    absl::Status s = simple(auth, "AUTH");
+    if (!s.ok()) return s;
+  }
+  if (options_.database != 0) {
+    absl::Status s =
+        simple({"SELECT", absl::StrCat(options_.database)}, "SELECT");
+    if (!s.ok()) return s;
+  }
+  if (connects_++ > 0) reconnects_++;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
+    const RedisClientOptions& options) {
+  absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(options.endpoint);
+  if (!ep.ok()) return ep.status();
+  std::unique_ptr<RedisClient> client(new RedisClient(options, *ep));
+  absl::Time deadline = absl::Now() + options.retry_deadline;
+  absl::Duration backoff = options.initial_backoff;
+  while (true) {
+    absl::Status s = client->Open();
+    if (s.ok()) return client;
+    if (!absl::IsUnavailable(s) || absl::Now() + backoff > deadline) return s;
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, options.max_backoff);
+  }
+}
+
+absl::Status RedisClient::TryRoundtrip(const std::string& encoded, size_t count,
+                                       std::string_view name,
+                                       std::vector<RedisReply>* replies) {
+  replies->clear();
+  replies->reserve(count);
+  if (redisAppendFormattedCommand(ctx_, encoded.data(), encoded.size()) !=
+      REDIS_OK) {
+    return ContextError(name);
+  }
+  for (size_t i = 0; i < count; i++) {
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+      return ContextError(name);
+    }
+    replies->push_back(Convert(static_cast<redisReply*>(raw)));
+    freeReplyObject(raw);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RedisReply>> RedisClient::Roundtrip(
+    const std::string& encoded, size_t count, std::string_view name) {
+  const absl::Time deadline = absl::Now() + options_.retry_deadline;
+  absl::Duration backoff = options_.initial_backoff;
+  int attempts = 0;
+  std::vector<RedisReply> replies;
+  while (true) {
+    attempts++;
+    absl::Status s = ctx_ == nullptr ? Open() : absl::OkStatus();
+    if (s.ok()) {
+      s = TryRoundtrip(encoded, count, name, &replies);
+      if (!s.ok()) {
+        Close();  // a failed hiredis context is dead
+      } else {
+        const RedisReply* transient = nullptr;
+        for (const RedisReply& r : replies) {
+          if (r.is_error() && IsTransientServerError(r.str())) transient = &r;
+        }
+        if (transient == nullptr) return replies;
+        s = ServerErrorStatus(name, *transient);
+      }
+    }
+    if (!absl::IsUnavailable(s)) return s;  // e.g. AUTH refused
+    if (absl::Now() + backoff > deadline) {
+      if (attempts == 1) return s;
+      return absl::UnavailableError(absl::StrFormat(
+          "%s (gave up after %d attempts)", s.message(), attempts));
+    }
+    absl::SleepFor(backoff);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+absl::StatusOr<RedisReply> RedisClient::Command(const RedisArgs& args) {
+  if (args.empty()) return absl::InvalidArgumentError("redis: empty command");
+  absl::StatusOr<std::vector<RedisReply>> r =
+      Roundtrip(args.Encode(), 1, args.name());
+  if (!r.ok()) return r.status();
+  return std::move((*r)[0]);
+}
+
+absl::StatusOr<RedisReply> RedisClient::Command(
+    std::initializer_list<std::string_view> a) {
+  return Command(RedisArgs(a));
+}
+
+absl::StatusOr<RedisReply> RedisClient::Command(
+    const std::vector<std::string>& argv) {
+  RedisArgs args;
+  for (const std::string& a : argv) args.Add(a);
+  return Command(args);
+}
+
+absl::StatusOr<std::vector<RedisReply>> RedisClient::Pipeline(
+    const std::vector<RedisArgs>& commands) {
+  if (commands.empty()) return std::vector<RedisReply>();
+  std::string encoded;
+  for (const RedisArgs& c : commands) {
+    if (c.empty()) return absl::InvalidArgumentError("redis: empty command");
+    encoded += c.Encode();
+  }
+  return Roundtrip(encoded, commands.size(),
+                   commands.size() == 1 ? commands[0].name() : "pipeline");
+}
+
+absl::StatusOr<RedisReply> RedisClient::Eval(
+    const RedisScript& script, const std::vector<std::string>& keys,
+    const RedisArgs& args) {
+  for (int attempt = 0;; attempt++) {
+    auto known = script_sha_.find(script.id());
+    if (known == script_sha_.end()) {
+      // First use on this client, or the server lost its scripts (restart,
+      // failover, SCRIPT FLUSH): load it and learn its name.
+      absl::StatusOr<RedisReply> loaded =
+          Command({"SCRIPT", "LOAD", script.source()});
+      if (!loaded.ok()) return loaded.status();
+      if (loaded->is_error()) return ServerErrorStatus("SCRIPT LOAD", *loaded);
+      if (!loaded->is_string() || loaded->str().empty()) {
+        return absl::InternalError(absl::StrFormat(
+            "redis %s: SCRIPT LOAD: the reply is not a script name",
+            endpoint_text_));
+      }
+      known = script_sha_.insert_or_assign(script.id(), loaded->str()).first;
+    }
+    RedisArgs cmd;
+    cmd.Add("EVALSHA").Add(known->second).AddUint(keys.size());
+    for (const std::string& k : keys) cmd.Add(k);
+    cmd.Append(args);
+    absl::StatusOr<RedisReply> reply = Command(cmd);
+    if (!reply.ok()) return reply;
+    if (!reply->is_error() || !absl::StartsWith(reply->str(), "NOSCRIPT") ||
+        attempt >= 3) {
+      return reply;
+    }
+    script_sha_.erase(script.id());
+  }
+}
+
+absl::Status RedisClient::ServerErrorStatus(std::string_view command,
+                                            const RedisReply& reply) const {
+  std::string msg =
+      absl::StrFormat("redis %s: %s: %s", endpoint_text_, command, reply.str());
+  std::string_view w = FirstWord(reply.str());
+  if (w == "WRONGTYPE") return absl::FailedPreconditionError(msg);
+  if (w == "NOAUTH" || w == "WRONGPASS") return absl::UnauthenticatedError(msg);
+  if (w == "NOPERM") return absl::PermissionDeniedError(msg);
+  if (w == "OOM") return absl::ResourceExhaustedError(msg);
+  if (IsTransientServerError(reply.str())) return absl::UnavailableError(msg);
+  return absl::InvalidArgumentError(msg);
+}
+
+}  // namespace siftdb

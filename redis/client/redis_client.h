@@ -1,0 +1,173 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// RedisClient: one synchronous RESP2 connection to one Redis server, built on
+// hiredis 0.14 (the portable subset that also compiles against hiredis 1.x).
+// It is the base of siftdb's Redis components: the Redis-backed Bloom filter,
+// the filter mirror and the cluster-aware reader.
+//
+// What it does:
+//   * Endpoints "host:port", "[ipv6]:port", "unix:/path" or "/path".
+//   * AUTH user pass (ACL) or AUTH pass, and SELECT, on every (re)connect.
+//   * A connect timeout and a command timeout (SO_RCVTIMEO/SO_SNDTIMEO).
+//   * Binary-safe commands (RedisArgs) and pipelines (append N, read N).
+//   * Replies converted into owned RedisReply trees. A server error reply is
+//     a *successful* call returning a RedisReply of type kError: callers see
+//     the exact text (siftdb's BF.* interpreter must echo it); turn it into
+//     a status with ServerErrorStatus() when that is what you need.
+//   * Lua scripts by SHA-1: EVALSHA first; on NOSCRIPT (script cache flushed,
+//     server restarted, replica promoted) SCRIPT LOAD and EVALSHA again.
+//   * Connection errors (refused, reset, closed, timed out) and the
+//     transient server replies LOADING / BUSY / MASTERDOWN make the client
+//     drop the connection, back off exponentially (initial_backoff doubling
+//     to max_backoff) and reconnect and resend until retry_deadline has
+//     passed since the call began. A resent command may therefore run twice
+//     (at-least-once): send only commands for which that is harmless.
+//   * Errors are absl::Status values naming the endpoint and the command:
+//     UNAVAILABLE "redis 127.0.0.1:6390: connect: Connection refused",
+//     UNAUTHENTICATED for a refused AUTH, and so on.
+//
+// Thread safety: a RedisClient is NOT thread-safe (nor is the hiredis context
+// beneath it); use one per thread or guard it externally. RedisScript is
+// immutable and may be shared.
+
+#ifndef SIFTDB_REDIS_CLIENT_REDIS_CLIENT_H_
+#define SIFTDB_REDIS_CLIENT_REDIS_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "redis/client/redis_reply.h"
+
+struct redisContext;
+
+namespace siftdb {
+
+struct RedisClientOptions {
+  // "host:port", "[v6addr]:port", "host" (port 6379), "unix:/path", "/path".
+  std::string endpoint = "127.0.0.1:6379";
+  // AUTH on connect when password is set; with a username, ACL-style
+  // AUTH username password.
+  std::string username;
+  std::string password;
+  // SELECT on connect when nonzero.
+  int database = 0;
+  absl::Duration connect_timeout = absl::Seconds(2);
+  // Per command (socket read/write timeout). A timed-out command counts as a
+  // connection error and is retried.
+  absl::Duration command_timeout = absl::Seconds(30);
+  // How long one call keeps retrying connection errors; zero: one attempt.
+  absl::Duration retry_deadline = absl::Seconds(10);
+  absl::Duration initial_backoff = absl::Milliseconds(5);
+  absl::Duration max_backoff = absl::Milliseconds(500);
+};
+
+// A parsed endpoint.
+struct RedisEndpoint {
+  std::string host;  // empty for a unix socket
+  int port = 6379;
+  std::string unix_path;  // set for a unix socket
+
+  static absl::StatusOr<RedisEndpoint> Parse(std::string_view text);
+  std::string ToString() const;
+};
+
+// A Lua script. Redis names a script by the SHA-1 of its source; a client
+// learns that name from SCRIPT LOAD's reply (RedisClient::Eval), so siftdb
+// never computes it. id() tells scripts apart within a process (never
+// reused, unlike an address).
+class RedisScript {
+ public:
+  explicit RedisScript(std::string source);
+  RedisScript(const RedisScript&) = delete;
+  RedisScript& operator=(const RedisScript&) = delete;
+  const std::string& source() const { return source_; }
+  uint64_t id() const { return id_; }
+
+ private:
+  const std::string source_;
+  const uint64_t id_;
+};
+
+class RedisClient {
+ public:
+  // Connects (retrying until options.retry_deadline) and authenticates.
+  static absl::StatusOr<std::unique_ptr<RedisClient>> Connect(
+      const RedisClientOptions& options);
+
+  RedisClient(const RedisClient&) = delete;
+  RedisClient& operator=(const RedisClient&) = delete;
+  ~RedisClient();
+
+  // Sends one command and returns its reply (possibly a kError reply).
+  absl::StatusOr<RedisReply> Command(const RedisArgs& args);
+  absl::StatusOr<RedisReply> Command(std::initializer_list<std::string_view> a);
+  absl::StatusOr<RedisReply> Command(const std::vector<std::string>& argv);
+
+  // Sends all commands in one write and reads one reply per command, in
+  // order. A connection error resends the whole pipeline.
+  absl::StatusOr<std::vector<RedisReply>> Pipeline(
+      const std::vector<RedisArgs>& commands);
+
+  // EVALSHA script numkeys keys... args.... The script's name comes from
+  // SCRIPT LOAD, sent on its first use on this client and again after a
+  // NOSCRIPT reply (the server restarted, failed over or flushed scripts).
+  absl::StatusOr<RedisReply> Eval(const RedisScript& script,
+                                  const std::vector<std::string>& keys,
+                                  const RedisArgs& args);
+
+  // Status for a kError reply to `command`: WRONGTYPE -> FailedPrecondition,
+  // NOAUTH/WRONGPASS -> Unauthenticated, NOPERM -> PermissionDenied, OOM ->
+  // ResourceExhausted, LOADING/BUSY/MASTERDOWN/TRYAGAIN/CLUSTERDOWN ->
+  // Unavailable, anything else -> InvalidArgument. The message names the
+  // endpoint and command and quotes the server's text.
+  absl::Status ServerErrorStatus(std::string_view command,
+                                 const RedisReply& reply) const;
+
+  const std::string& endpoint() const { return endpoint_text_; }
+  const RedisClientOptions& options() const { return options_; }
+  // Connections made after the first one (observability and tests).
+  int64_t reconnects() const { return reconnects_; }
+
+ private:
+  RedisClient(const RedisClientOptions& options, RedisEndpoint endpoint);
+
+  // Opens and authenticates a fresh connection into ctx_.
+  absl::Status Open();
+  void Close();
+  // Sends `encoded` (count commands) and reads their replies, retrying
+  // connection errors until the deadline.
+  absl::StatusOr<std::vector<RedisReply>> Roundtrip(const std::string& encoded,
+                                                    size_t count,
+                                                    std::string_view name);
+  // One attempt on an open connection; a non-OK status means the
+  // connection is unusable.
+  absl::Status TryRoundtrip(const std::string& encoded, size_t count,
+                            std::string_view name,
+                            std::vector<RedisReply>* replies);
+  absl::Status ContextError(std::string_view what) const;
+
+  const RedisClientOptions options_;
+  const RedisEndpoint endpoint_;
+  const std::string endpoint_text_;
+  redisContext* ctx_ = nullptr;
+  // RedisScript::id() -> the SHA-1 name SCRIPT LOAD returned on this client.
+  absl::flat_hash_map<uint64_t, std::string> script_sha_;
+  int64_t connects_ = 0;
+  int64_t reconnects_ = 0;
+};
+
+// True for server error replies worth retrying after a pause (the server is
+// loading its dataset, busy with a script, or its master is down).
+bool IsTransientServerError(std::string_view error_text);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_REDIS_CLIENT_REDIS_CLIENT_H_

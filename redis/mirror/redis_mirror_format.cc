@@ -1,0 +1,384 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "redis/mirror/redis_mirror_format.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "filter/blocked_bloom.h"
+#include "filter/bloom_math.h"
+#include "filter/classic_bloom.h"
+#include "filter/filter_format.h"
+#include "util/absl_compat.h"
+
+namespace siftdb {
+
+namespace {
+
+template <typename T>
+bool ParseNumber(std::string_view text, T* out) {
+  if (text.empty()) return false;
+  auto [ptr, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+bool IsToken(std::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<std::string_view> SplitSpaces(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (absl::string_view piece : absl::StrSplit(AsAbsl(s), ' ')) {
+    out.push_back(AsStd(piece));
+  }
+  return out;
+}
+
+// Hex of a user key, "-" for the empty key.
+std::string KeyHex(std::string_view key) {
+  return key.empty() ? "-" : HexEncode(key);
+}
+bool KeyFromHex(std::string_view hex, std::string* out) {
+  if (hex == "-") {
+    out->clear();
+    return true;
+  }
+  return !hex.empty() && HexDecode(hex, out);
+}
+
+absl::Status BadField(std::string_view field, std::string_view value,
+                      std::string_view why) {
+  return absl::DataLossError(
+      absl::StrFormat("mirror manifest field \"%s\" = \"%s\": %s",
+                      absl::CHexEscape(AsAbsl(field)),
+                      absl::CHexEscape(AsAbsl(value.substr(0, 200))), why));
+}
+
+}  // namespace
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.resize(bytes.size() * 2);
+  for (size_t i = 0; i < bytes.size(); i++) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kDigits[c >> 4];
+    out[2 * i + 1] = kDigits[c & 15];
+  }
+  return out;
+}
+
+bool HexDecode(std::string_view hex, std::string* out) {
+  if (hex.size() % 2 != 0) return false;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  out->clear();
+  out->reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
+}
+
+absl::Status ValidateMirrorName(std::string_view name) {
+  if (!IsToken(name)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Options.remote_filter.name = \"%s\": must be 1..128 characters of "
+        "[A-Za-z0-9_.-]",
+        absl::CHexEscape(AsAbsl(name))));
+  }
+  return absl::OkStatus();
+}
+
+MirrorKeys::MirrorKeys(std::string_view name)
+    : name_(name), prefix_(absl::StrCat("siftdb:{", AsAbsl(name), "}:")) {}
+
+std::string MirrorKeys::immutable(uint64_t id) const {
+  return absl::StrCat(prefix_, "sst:", id);
+}
+std::string MirrorKeys::immutable_meta(uint64_t id) const {
+  return absl::StrCat(prefix_, "sst:", id, ":meta");
+}
+std::string MirrorKeys::live(uint64_t id, int subfilter) const {
+  return absl::StrCat(prefix_, "mem:", id, ":", subfilter);
+}
+std::string MirrorKeys::live_meta(uint64_t id) const {
+  return absl::StrCat(prefix_, "mem:", id, ":meta");
+}
+
+std::vector<std::string> MirrorManifest::FilterKeys(
+    const MirrorKeys& keys) const {
+  std::vector<std::string> out;
+  for (const MirrorImmutableEntry& e : immutables) {
+    if (e.size > 0) out.push_back(keys.immutable(e.id));
+  }
+  for (const MirrorLiveEntry& e : lives) {
+    for (size_t i = 0; i < e.subfilters.size(); i++) {
+      out.push_back(keys.live(e.id, static_cast<int>(i)));
+    }
+  }
+  return out;
+}
+
+std::string ImmutableField(uint64_t id) {
+  return absl::StrCat(mirror_field::kImmutablePrefix, id);
+}
+std::string LiveField(uint64_t id) {
+  return absl::StrCat(mirror_field::kLivePrefix, id);
+}
+
+std::string EncodeImmutableValue(const MirrorImmutableEntry& e) {
+  return absl::StrFormat("%d %d %08x %s %s %s", e.level, e.size, e.crc32c,
+                         IsToken(e.policy) ? e.policy : std::string("?"),
+                         KeyHex(e.smallest), KeyHex(e.largest));
+}
+
+std::string EncodeLiveValue(const MirrorLiveEntry& e) {
+  std::string out;
+  for (const MirrorSubFilter& s : e.subfilters) {
+    if (!out.empty()) out += ' ';
+    absl::StrAppend(&out, s.num_blocks, ":", s.k);
+  }
+  return out;
+}
+
+absl::Status DecodeImmutableValue(std::string_view value,
+                                  MirrorImmutableEntry* e) {
+  std::vector<std::string_view> f = SplitSpaces(value);
+  uint32_t crc = 0;
+  if (f.size() != 6 || !ParseNumber(f[0], &e->level) || e->level < 0 ||
+      e->level > 100 || !ParseNumber(f[1], &e->size) || f[2].size() != 8 ||
+      !absl::SimpleHexAtoi(AsAbsl(f[2]), &crc) || f[3].empty() ||
+      !KeyFromHex(f[4], &e->smallest) || !KeyFromHex(f[5], &e->largest)) {
+    return absl::DataLossError("malformed immutable filter entry");
+  }
+  e->crc32c = crc;
+  e->policy = std::string(f[3]);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeLiveValue(std::string_view value, MirrorLiveEntry* e) {
+  e->subfilters.clear();
+  if (value.empty())
+    return absl::DataLossError("live filter without sub-filters");
+  for (std::string_view piece : SplitSpaces(value)) {
+    size_t colon = piece.find(':');
+    MirrorSubFilter s;
+    if (colon == std::string_view::npos ||
+        !ParseNumber(piece.substr(0, colon), &s.num_blocks) ||
+        s.num_blocks == 0 || !ParseNumber(piece.substr(colon + 1), &s.k) ||
+        s.k < 1 || s.k > kMaxProbes) {
+      return absl::DataLossError("malformed live sub-filter");
+    }
+    e->subfilters.push_back(s);
+  }
+  if (e->subfilters.size() > 64) {
+    return absl::DataLossError("too many live sub-filters");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, std::string>> EncodeManifest(
+    const MirrorManifest& m) {
+  namespace f = mirror_field;
+  std::vector<std::pair<std::string, std::string>> out = {
+      {f::kFormat, absl::StrCat(m.format)},
+      {f::kGeneration, m.generation},
+      {f::kVersion, absl::StrCat(m.version)},
+      {f::kMode, m.mode},
+      {f::kComparator, m.comparator},
+      {f::kLeaseTtlMs, absl::StrCat(m.lease_ttl_ms)},
+      {f::kGraceMs, absl::StrCat(m.grace_ms)},
+      {f::kCompleteSeq, absl::StrCat(m.complete_seq)},
+      {f::kCompleteMs, absl::StrCat(m.complete_ms)},
+  };
+  for (const MirrorImmutableEntry& e : m.immutables) {
+    out.emplace_back(ImmutableField(e.id), EncodeImmutableValue(e));
+  }
+  for (const MirrorLiveEntry& e : m.lives) {
+    out.emplace_back(LiveField(e.id), EncodeLiveValue(e));
+  }
+  return out;
+}
+
+absl::StatusOr<MirrorManifest> DecodeManifest(
+    const std::vector<std::pair<std::string, std::string>>& fields) {
+  namespace f = mirror_field;
+  if (fields.empty()) return absl::NotFoundError("no mirror manifest");
+  MirrorManifest m;
+  bool have_format = false, have_generation = false, have_version = false;
+  for (const auto& [field, value] : fields) {
+    std::string_view name = field;
+    if (name == f::kFormat) {
+      if (!ParseNumber(value, &m.format)) {
+        return BadField(field, value, "not a number");
+      }
+      if (m.format != kMirrorFormat) {
+        return BadField(field, value,
+                        absl::StrFormat("unknown format (this reader knows %d)",
+                                        kMirrorFormat));
+      }
+      have_format = true;
+    } else if (name == f::kGeneration) {
+      if (value.empty()) return BadField(field, value, "empty");
+      m.generation = value;
+      have_generation = true;
+    } else if (name == f::kVersion) {
+      if (!ParseNumber(value, &m.version)) {
+        return BadField(field, value, "not a number");
+      }
+      have_version = true;
+    } else if (name == f::kMode) {
+      m.mode = value;
+    } else if (name == f::kComparator) {
+      m.comparator = value;
+    } else if (name == f::kLeaseTtlMs || name == f::kGraceMs ||
+               name == f::kCompleteMs) {
+      int64_t v;
+      if (!ParseNumber(value, &v))
+        return BadField(field, value, "not a number");
+      if (name == f::kLeaseTtlMs) m.lease_ttl_ms = v;
+      if (name == f::kGraceMs) m.grace_ms = v;
+      if (name == f::kCompleteMs) m.complete_ms = v;
+    } else if (name == f::kCompleteSeq) {
+      if (!ParseNumber(value, &m.complete_seq)) {
+        return BadField(field, value, "not a number");
+      }
+    } else if (name.starts_with(f::kImmutablePrefix)) {
+      MirrorImmutableEntry e;
+      if (!ParseNumber(name.substr(4), &e.id)) {
+        return BadField(field, value, "bad id");
+      }
+      absl::Status s = DecodeImmutableValue(value, &e);
+      if (!s.ok()) return BadField(field, value, AsStd(s.message()));
+      m.immutables.push_back(std::move(e));
+    } else if (name.starts_with(f::kLivePrefix)) {
+      MirrorLiveEntry e;
+      if (!ParseNumber(name.substr(4), &e.id)) {
+        return BadField(field, value, "bad id");
+      }
+      absl::Status s = DecodeLiveValue(value, &e);
+      if (!s.ok()) return BadField(field, value, AsStd(s.message()));
+      m.lives.push_back(std::move(e));
+    }
+    // Anything else (e.g. "writes", fields of later formats): skipped.
+  }
+  if (!have_format || !have_generation || !have_version) {
+    return absl::DataLossError(absl::StrFormat(
+        "mirror manifest incomplete: missing%s%s%s (a partial write, or "
+        "Redis lost data)",
+        have_format ? "" : " format", have_generation ? "" : " generation",
+        have_version ? "" : " version"));
+  }
+  std::sort(m.immutables.begin(), m.immutables.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::sort(m.lives.begin(), m.lives.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  // "mem:16" and "mem:016" are distinct fields naming one filter: refuse
+  // rather than guess which one is meant (readers then fail open).
+  for (size_t i = 1; i < m.immutables.size(); i++) {
+    if (m.immutables[i].id == m.immutables[i - 1].id) {
+      return absl::DataLossError(absl::StrFormat(
+          "mirror manifest lists table %d twice", m.immutables[i].id));
+    }
+  }
+  for (size_t i = 1; i < m.lives.size(); i++) {
+    if (m.lives[i].id == m.lives[i - 1].id) {
+      return absl::DataLossError(absl::StrFormat(
+          "mirror manifest lists MemTable filter %d twice", m.lives[i].id));
+    }
+  }
+  return m;
+}
+
+FilterBytesInfo DescribeFilterBytes(std::string_view filter,
+                                    uint64_t num_keys) {
+  FilterBytesInfo info;
+  FilterTrailer t;
+  if (!DecodeFilterTrailer(filter, &t)) return info;
+  if (t.kind == FilterKind::kBlocked) {
+    ParsedBlockedBloom p(filter);
+    if (!p.valid()) return info;
+    info.kind = 'B';
+    info.bitmap_bits = uint64_t{p.num_blocks()} * kBlockBits;
+    info.k = p.k();
+    info.error_rate =
+        num_keys == 0 ? 0
+                      : BlockedFpRate(static_cast<double>(info.bitmap_bits) /
+                                          static_cast<double>(num_keys),
+                                      p.k());
+  } else if (t.kind == FilterKind::kClassic) {
+    ParsedClassicBloom p(filter);
+    if (!p.valid()) return info;
+    info.kind = 'C';
+    info.bitmap_bits = p.num_bits();
+    info.k = p.k();
+    info.error_rate =
+        num_keys == 0 ? 0 : ClassicFpRateExact(p.num_bits(), num_keys, p.k());
+  } else {
+    return info;
+  }
+  info.valid = true;
+  return info;
+}
+
+std::vector<std::pair<std::string, std::string>> MetaFields(
+    const MirrorFilterMeta& meta) {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"kind", meta.kind},
+      {"capacity", absl::StrCat(meta.capacity)},
+      {"error_rate", absl::StrFormat("%.6g", meta.error_rate)},
+      {"bitmap_size", absl::StrCat(meta.bitmap_size)},
+      {"hash_count", absl::StrCat(meta.hash_count)},
+      {"inserted_count", absl::StrCat(meta.inserted_count)},
+      {"version", absl::StrCat(meta.version)},
+  };
+  if (meta.level >= 0) {
+    out.emplace_back("level", absl::StrCat(meta.level));
+    out.emplace_back("smallest", meta.smallest);
+    out.emplace_back("largest", meta.largest);
+    out.emplace_back("bytes", absl::StrCat(meta.bytes));
+    out.emplace_back("crc32c", absl::StrFormat("%08x", meta.crc32c));
+  } else {
+    out.emplace_back("subfilters", absl::StrCat(meta.subfilters));
+  }
+  return out;
+}
+
+std::string SubFilterTrailer(const MirrorSubFilter& s) {
+  std::string out(kFilterTrailerSize, '\0');
+  FilterTrailer t;
+  t.param = s.num_blocks;
+  t.k = static_cast<uint8_t>(s.k);
+  t.kind = FilterKind::kBlocked;
+  EncodeFilterTrailer(t, out.data());
+  return out;
+}
+
+std::string EmptySubFilter(const MirrorSubFilter& s) {
+  std::string out(size_t{s.num_blocks} * kBlockBytes, '\0');
+  out += SubFilterTrailer(s);
+  return out;
+}
+
+}  // namespace siftdb

@@ -1,0 +1,199 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The Redis mirror of a database's filters, as bytes in Redis: key names,
+// the manifest (a Redis hash), the meta hashes, and the fingerprints that let
+// a reader check what it fetched. Both the engine's writer
+// (redis/mirror/redis_mirror_writer.h) and the remote reader
+// (include/siftdb/remote_filter.h) use only these definitions; the full
+// protocol, for readers in other languages, is docs/redis_mirror.md.
+//
+// The filter layer knows filters, not tables: an "immutable filter" is a
+// serialized filter (docs/filter_format.md) published once under a numeric
+// id with a level and a key range (the engine uses a table's number); a
+// "live filter" is a growing chain of blocked Bloom sub-filters under a
+// numeric id (the engine uses a MemTable's log number).
+//
+// Keys (every key of one mirror shares the hash tag {name}, so in a Redis
+// Cluster all of them live in one slot and one script may touch them all):
+//   siftdb:{name}:manifest        hash   the manifest (fields below)
+//   siftdb:{name}:lease           string the lease token, with a TTL
+//   siftdb:{name}:sst:<id>        string an immutable filter, byte for byte
+//   siftdb:{name}:sst:<id>:meta   hash   its meta (MetaFields below)
+//   siftdb:{name}:mem:<id>:<i>    string sub-filter i of live filter <id>
+//   siftdb:{name}:mem:<id>:meta   hash   the live filter's meta
+//
+// Persisted: key names, field names and value encodings never change; a
+// change is a new kMirrorFormat. A decoder that meets what it does not
+// understand reports an error, and readers then answer "maybe".
+//
+// Thread safety: plain values and pure functions.
+
+#ifndef SIFTDB_REDIS_MIRROR_REDIS_MIRROR_FORMAT_H_
+#define SIFTDB_REDIS_MIRROR_REDIS_MIRROR_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace siftdb {
+
+// Manifest "format" value. Persisted: never change.
+inline constexpr int kMirrorFormat = 1;
+
+// Manifest field names. Persisted: never change.
+namespace mirror_field {
+inline constexpr char kFormat[] = "format";
+inline constexpr char kGeneration[] = "generation";
+inline constexpr char kVersion[] = "version";
+inline constexpr char kMode[] = "mode";
+inline constexpr char kComparator[] = "comparator";
+inline constexpr char kLeaseTtlMs[] = "lease_ttl_ms";
+inline constexpr char kGraceMs[] = "grace_ms";
+inline constexpr char kCompleteSeq[] = "complete_seq";
+inline constexpr char kCompleteMs[] = "complete_ms";
+inline constexpr char kWrites[] = "writes";
+// Entry fields are "sst:<id>" and "mem:<id>".
+inline constexpr char kImmutablePrefix[] = "sst:";
+inline constexpr char kLivePrefix[] = "mem:";
+}  // namespace mirror_field
+
+// Mirror names: 1..128 bytes of [A-Za-z0-9_.-] (no braces, so the hash tag
+// is exactly the name). InvalidArgument naming the option otherwise.
+absl::Status ValidateMirrorName(std::string_view name);
+
+class MirrorKeys {
+ public:
+  explicit MirrorKeys(std::string_view name);
+
+  const std::string& name() const { return name_; }
+  // "siftdb:{name}:"; also the routing key of every pipeline.
+  const std::string& prefix() const { return prefix_; }
+  std::string manifest() const { return prefix_ + "manifest"; }
+  std::string lease() const { return prefix_ + "lease"; }
+  std::string immutable(uint64_t id) const;
+  std::string immutable_meta(uint64_t id) const;
+  std::string live(uint64_t id, int subfilter) const;
+  std::string live_meta(uint64_t id) const;
+
+ private:
+  std::string name_;
+  std::string prefix_;
+};
+
+// A published immutable filter as the manifest lists it.
+struct MirrorImmutableEntry {
+  uint64_t id = 0;
+  int level = 0;
+  uint64_t size = 0;    // bytes of the filter (0: the table has no filter)
+  uint32_t crc32c = 0;  // crc32c::Value of the bytes (unmasked)
+  // FilterPolicy name, or "?" when it is not a plain token.
+  std::string policy;
+  // Inclusive user-key range of the keys the filter covers.
+  std::string smallest;
+  std::string largest;
+
+  bool operator==(const MirrorImmutableEntry&) const = default;
+};
+
+// One blocked Bloom sub-filter of a live filter: num_blocks 64-byte blocks,
+// k probes; stored as the standard serialized blocked filter
+// (docs/filter_format.md), num_blocks * 64 + 8 bytes.
+struct MirrorSubFilter {
+  uint32_t num_blocks = 0;
+  int k = 0;
+  bool operator==(const MirrorSubFilter&) const = default;
+  uint64_t bytes() const { return uint64_t{num_blocks} * 64 + 8; }
+};
+
+struct MirrorLiveEntry {
+  uint64_t id = 0;
+  std::vector<MirrorSubFilter> subfilters;
+  bool operator==(const MirrorLiveEntry&) const = default;
+};
+
+struct MirrorManifest {
+  int format = kMirrorFormat;
+  std::string generation;  // changes with every full (re)publication
+  uint64_t version = 0;    // bumped atomically with every listing change
+  std::string mode;        // "sync" or "async"
+  std::string comparator;  // the DB's comparator name (ranges' order)
+  int64_t lease_ttl_ms = 0;
+  int64_t grace_ms = 0;
+  // Async mode: every write acknowledged before complete_ms (Unix ms) is in
+  // the mirror, and so is every sequence number <= complete_seq. Sync mode
+  // keeps them current too.
+  uint64_t complete_seq = 0;
+  int64_t complete_ms = 0;
+  std::vector<MirrorImmutableEntry> immutables;  // sorted by id
+  std::vector<MirrorLiveEntry> lives;            // sorted by id
+
+  // The keys every listed filter lives at (not meta keys).
+  std::vector<std::string> FilterKeys(const MirrorKeys& keys) const;
+};
+
+// Entry fields and values.
+std::string ImmutableField(uint64_t id);
+std::string LiveField(uint64_t id);
+// "<level> <size> <crc32c 8 hex> <policy> <smallest hex|-> <largest hex|->"
+std::string EncodeImmutableValue(const MirrorImmutableEntry& e);
+// "<blocks>:<k>[ <blocks>:<k>...]"
+std::string EncodeLiveValue(const MirrorLiveEntry& e);
+absl::Status DecodeImmutableValue(std::string_view value,
+                                  MirrorImmutableEntry* e);
+absl::Status DecodeLiveValue(std::string_view value, MirrorLiveEntry* e);
+
+// The fields of a whole manifest (header fields and one per entry; the
+// complete_* and writes fields included).
+std::vector<std::pair<std::string, std::string>> EncodeManifest(
+    const MirrorManifest& m);
+// From HGETALL's (field, value) pairs. NotFound for an empty hash (no
+// manifest); DataLoss naming the field for anything malformed or missing;
+// unknown fields are skipped.
+absl::StatusOr<MirrorManifest> DecodeManifest(
+    const std::vector<std::pair<std::string, std::string>>& fields);
+
+// What a serialized siftdb filter says about itself (from its trailer).
+struct FilterBytesInfo {
+  bool valid = false;  // decodes as a blocked or classic siftdb filter
+  char kind = '?';     // 'B' or 'C'
+  uint64_t bitmap_bits = 0;
+  int k = 0;
+  double error_rate = 1;  // expected for num_keys keys
+};
+FilterBytesInfo DescribeFilterBytes(std::string_view filter, uint64_t num_keys);
+
+// Meta hash contents (field, value), for an immutable filter and for a live
+// filter. Field names are persisted.
+struct MirrorFilterMeta {
+  uint64_t capacity = 0;
+  double error_rate = 1;
+  uint64_t bitmap_size = 0;  // bits of the bit array(s), trailers excluded
+  int hash_count = 0;        // k (of the newest sub-filter for live ones)
+  uint64_t inserted_count = 0;
+  uint64_t version = 0;  // manifest version that first listed the filter
+  int level = -1;        // -1: a live filter (no level)
+  std::string smallest, largest;
+  std::string kind;     // "immutable" or "live"
+  int subfilters = 0;   // live filters
+  uint64_t bytes = 0;   // immutable filters: size of the value
+  uint32_t crc32c = 0;  // immutable filters: crc32c::Value of the value
+};
+std::vector<std::pair<std::string, std::string>> MetaFields(
+    const MirrorFilterMeta& meta);
+
+// The trailer every sub-filter carries (8 bytes), and a zeroed sub-filter.
+std::string SubFilterTrailer(const MirrorSubFilter& s);
+std::string EmptySubFilter(const MirrorSubFilter& s);
+
+std::string HexEncode(std::string_view bytes);
+bool HexDecode(std::string_view hex, std::string* out);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_REDIS_MIRROR_REDIS_MIRROR_FORMAT_H_

@@ -1,0 +1,533 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "redis/mirror/redis_mirror_writer.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <random>
+#include <set>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "filter/filter_format.h"
+#include "redis/mirror/redis_mirror_scripts.h"
+#include "util/absl_compat.h"
+#include "util/crc32c.h"
+
+namespace siftdb {
+
+namespace {
+
+// BITFIELD SET operations per command.
+constexpr size_t kBitfieldOpsPerCommand = 2048;
+// Bytes a BITFIELD SET u1 operation costs on the wire (about), and the
+// fixed cost of a command, for choosing bits vs byte ranges.
+constexpr size_t kBytesPerBitOp = 36;
+constexpr size_t kBytesPerCommand = 64;
+
+}  // namespace
+
+std::string RedisMirrorWriter::CommandName(const RedisArgs& args) {
+  std::vector<std::string> v = args.ToVector();
+  std::string out = v.empty() ? "" : v[0];
+  if (v.size() > 1 && out != "EVAL") {
+    absl::StrAppend(&out, " ", absl::CHexEscape(v[1].substr(0, 80)));
+  }
+  return out;
+}
+
+int64_t MirrorSteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t MirrorUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct RedisMirrorWriter::Staged {
+  std::vector<RedisArgs> cmds;
+  std::vector<std::string> unlinked;  // retired keys UNLINKed by cmds
+  bool listing_set = false;
+  std::vector<MirrorImmutableEntry> immutables;
+  std::vector<MirrorLiveEntry> lives;
+  bool watermark_set = false;
+  uint64_t complete_seq = 0;
+  int64_t complete_ms = 0;
+};
+
+void RedisMirrorWriter::ResetStaged() { staged_ = std::make_unique<Staged>(); }
+
+RedisMirrorWriter::RedisMirrorWriter(RedisMirrorWriterOptions options)
+    : options_(std::move(options)),
+      keys_(options_.name),
+      token_base_(std::random_device{}() * uint64_t{0x100000001} ^
+                  static_cast<uint64_t>(MirrorUnixMs())),
+      staged_(std::make_unique<Staged>()) {}
+
+RedisMirrorWriter::~RedisMirrorWriter() = default;
+
+std::string RedisMirrorWriter::NewToken() {
+  return absl::StrFormat("%016x-%d", token_base_, ++token_counter_);
+}
+
+int64_t RedisMirrorWriter::round_trips() const {
+  return conn_round_trips_ + (conn_ != nullptr ? conn_->round_trips() : 0);
+}
+
+absl::Status RedisMirrorWriter::Fail(absl::Status why) {
+  trusted_ = false;
+  ResetStaged();
+  last_error_ = why;
+  return why;
+}
+
+absl::Status RedisMirrorWriter::EnsureConnected() {
+  if (conn_ != nullptr) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<RedisConnection>> c =
+      ConnectRedis(options_.connect);
+  if (!c.ok()) return c.status();
+  conn_ = std::move(*c);
+  return absl::OkStatus();
+}
+
+absl::Status RedisMirrorWriter::MeasureClock() {
+  const int64_t sent = MirrorSteadyMs();
+  (void)sent;
+  absl::StatusOr<std::vector<RedisReply>> r =
+      conn_->Pipeline({RedisArgs{"TIME"}}, keys_.prefix());
+  const int64_t replied = MirrorSteadyMs();
+  if (!r.ok()) return r.status();
+  const RedisReply& t = (*r)[0];
+  int64_t sec = 0, usec = 0;
+  if (!t.is_array() || t.elements().size() != 2 ||
+      !absl::SimpleAtoi(t.elements()[0].str(), &sec) ||
+      !absl::SimpleAtoi(t.elements()[1].str(), &usec)) {
+    return absl::InternalError(
+        absl::StrFormat("redis %s: TIME: unexpected reply %s",
+                        conn_->Describe(keys_.prefix()), t.DebugString()));
+  }
+  // The server read its clock no later than `replied`: a lower bound of
+  // server minus steady.
+  clock_offset_ms_ = sec * 1000 + usec / 1000 - replied;
+  have_clock_ = true;
+  return absl::OkStatus();
+}
+
+RedisArgs RedisMirrorWriter::CommitCommand(
+    bool full, const std::string& generation, uint64_t version,
+    const std::string& lease_action, const std::string& expected_writes,
+    const std::vector<std::string>& del_fields,
+    const std::vector<std::pair<std::string, std::string>>& set_fields,
+    const std::vector<std::string>& must_exist, int64_t send_ms) {
+  RedisArgs cmd;
+  cmd.Add("EVAL").Add(MirrorCommitScript()).AddUint(2 + must_exist.size());
+  cmd.Add(keys_.manifest()).Add(keys_.lease());
+  for (const std::string& k : must_exist) cmd.Add(k);
+  const int64_t not_after =
+      have_clock_ ? send_ms + clock_offset_ms_ + lease_slack_ms() : 1;
+  cmd.Add(full ? "full" : "change")
+      .Add(generation)
+      .AddUint(version)
+      .Add(token_)
+      .AddInt(lease_px_ms())
+      .AddInt(not_after)
+      .Add(lease_action)
+      .Add(expected_writes)
+      .AddUint(del_fields.size());
+  for (const std::string& f : del_fields) cmd.Add(f);
+  cmd.AddUint(set_fields.size());
+  for (const auto& [f, v] : set_fields) cmd.Add(f).Add(v);
+  return cmd;
+}
+
+absl::StatusOr<RedisMirrorWriter::CommitResult> RedisMirrorWriter::ParseCommit(
+    const RedisReply& reply) const {
+  const std::string where =
+      absl::StrFormat("redis %s: mirror commit on %s",
+                      conn_->Describe(keys_.prefix()), keys_.manifest());
+  if (reply.is_error()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: %s", where, reply.str()));
+  }
+  const auto& e = reply.elements();
+  if (!reply.is_array() || e.size() != 4 || !e[1].is_integer() ||
+      !e[2].is_integer()) {
+    return absl::InternalError(
+        absl::StrFormat("%s: unexpected reply %s", where, reply.DebugString()));
+  }
+  CommitResult r;
+  r.status = e[0].str();
+  r.version = static_cast<uint64_t>(e[1].integer());
+  r.server_ms = e[2].integer();
+  r.detail = e[3].str();
+  if (r.status == "OK") return r;
+  std::string why;
+  if (r.status == "LATE") {
+    why = absl::StrFormat(
+        "refused: delivered %s ms after its deadline (slow or delayed "
+        "delivery; the lease must not be extended late)",
+        r.detail);
+    return absl::DeadlineExceededError(absl::StrFormat("%s %s", where, why));
+  }
+  if (r.status == "MISSING") {
+    return absl::DataLossError(absl::StrFormat(
+        "%s refused: filter key %s does not exist (Redis lost data?)", where,
+        absl::CHexEscape(r.detail)));
+  }
+  if (r.status == "CONFLICT") {
+    return absl::AbortedError(absl::StrFormat(
+        "%s refused: manifest %s, expected generation/version %s/%d writes "
+        "%d (Redis restarted, flushed or failed over, or another writer)",
+        where, r.detail, published_.generation, published_.version, writes_));
+  }
+  if (r.status == "LEASE") {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s refused: lease %s held by \"%s\", not by this engine (\"%s\"): it "
+        "lapsed or was taken",
+        where, keys_.lease(), absl::CHexEscape(r.detail), token_));
+  }
+  return absl::InternalError(
+      absl::StrFormat("%s: unknown status %s", where, reply.DebugString()));
+}
+
+void RedisMirrorWriter::StageLive(uint64_t id, const LiveFilter& filter,
+                                  const LiveFilter::Delta& delta) {
+  std::vector<RedisArgs>& cmds = staged_->cmds;
+  for (int i = 0; i < filter.num_subfilters(); i++) {
+    const std::string key = keys_.live(id, i);
+    if (static_cast<size_t>(i) >= delta.first_new) {
+      cmds.push_back(RedisArgs{"SET", key, filter.bytes(i)});
+      continue;
+    }
+    // Each recorded bit went from 0 to 1 once: no duplicates.
+    const std::vector<uint64_t>& bits = delta.bits[i];
+    if (bits.empty()) continue;
+    // Dirty 64-byte blocks (a bitmap, no sort) merged into runs (gaps of
+    // up to three blocks merged): SETRANGE of the local bytes, or BITFIELD
+    // SET u1 per bit, whichever is smaller. Either way Redis only gains
+    // bits, because the local copy holds every bit Redis holds.
+    const uint64_t num_blocks = filter.subfilter(i).num_blocks;
+    std::vector<uint64_t> dirty((num_blocks + 63) / 64, 0);
+    for (uint64_t b : bits) {
+      const uint64_t block = b / kBlockBits;
+      dirty[block >> 6] |= uint64_t{1} << (block & 63);
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> runs;  // [first, last] block
+    for (size_t w = 0; w < dirty.size(); w++) {
+      uint64_t word = dirty[w];
+      while (word != 0) {
+        const uint64_t block = w * 64 + std::countr_zero(word);
+        word &= word - 1;
+        if (!runs.empty() && block <= runs.back().second + 4) {
+          runs.back().second = block;
+        } else {
+          runs.emplace_back(block, block);
+        }
+      }
+    }
+    size_t range_cost = 0;
+    for (const auto& [first, last] : runs) {
+      range_cost += (last - first + 1) * kBlockBytes + kBytesPerCommand;
+    }
+    const size_t bit_cost =
+        bits.size() * kBytesPerBitOp +
+        (bits.size() / kBitfieldOpsPerCommand + 1) * kBytesPerCommand;
+    if (range_cost < bit_cost) {
+      const std::string& bytes = filter.bytes(i);
+      for (const auto& [first, last] : runs) {
+        cmds.push_back(
+            RedisArgs{}
+                .Add("SETRANGE")
+                .Add(key)
+                .AddUint(first * kBlockBytes)
+                .Add(std::string_view(bytes).substr(
+                    first * kBlockBytes, (last - first + 1) * kBlockBytes)));
+      }
+    } else {
+      for (size_t j = 0; j < bits.size(); j += kBitfieldOpsPerCommand) {
+        RedisArgs bf;
+        bf.Add("BITFIELD").Add(key);
+        const size_t end = std::min(bits.size(), j + kBitfieldOpsPerCommand);
+        for (size_t x = j; x < end; x++) {
+          bf.Add("SET").Add("u1").AddUint(bits[x]).Add("1");
+        }
+        cmds.push_back(std::move(bf));
+      }
+    }
+  }
+  const std::string meta_key = keys_.live_meta(id);
+  MirrorFilterMeta meta = filter.Meta(published_.version + 1);
+  if (delta.first_new == 0) {
+    cmds.push_back(RedisArgs{"DEL", meta_key});
+    RedisArgs hset;
+    hset.Add("HSET").Add(meta_key);
+    for (const auto& [k, v] : MetaFields(meta)) hset.Add(k).Add(v);
+    cmds.push_back(std::move(hset));
+  } else {
+    cmds.push_back(RedisArgs{}
+                       .Add("HSET")
+                       .Add(meta_key)
+                       .Add("inserted_count")
+                       .AddUint(meta.inserted_count)
+                       .Add("capacity")
+                       .AddUint(meta.capacity)
+                       .Add("bitmap_size")
+                       .AddUint(meta.bitmap_size)
+                       .Add("hash_count")
+                       .AddInt(meta.hash_count)
+                       .Add("subfilters")
+                       .AddInt(meta.subfilters));
+  }
+}
+
+void RedisMirrorWriter::StageUpload(const ImmutableUpload& upload) {
+  AppendUpload(upload, published_.version + 1, &staged_->cmds);
+}
+
+void RedisMirrorWriter::StageListing(
+    std::vector<MirrorImmutableEntry> immutables,
+    std::vector<MirrorLiveEntry> lives) {
+  std::sort(immutables.begin(), immutables.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::sort(lives.begin(), lives.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  staged_->listing_set = true;
+  staged_->immutables = std::move(immutables);
+  staged_->lives = std::move(lives);
+}
+
+void RedisMirrorWriter::StageWatermark(uint64_t complete_seq,
+                                       int64_t complete_ms) {
+  staged_->watermark_set = true;
+  staged_->complete_seq = complete_seq;
+  staged_->complete_ms = complete_ms;
+}
+
+bool RedisMirrorWriter::has_staged() const {
+  return !staged_->cmds.empty() || staged_->listing_set ||
+         staged_->watermark_set;
+}
+
+void RedisMirrorWriter::DiscardStaged() {
+  staged_ = std::make_unique<Staged>();
+}
+
+absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
+  std::unique_ptr<Staged> st = std::move(staged_);
+  staged_ = std::make_unique<Staged>();
+  if (!trusted_) {
+    return absl::FailedPreconditionError(
+        "mirror: not published (republish first)");
+  }
+  std::vector<RedisArgs> cmds = std::move(st->cmds);
+  const bool wrote = !cmds.empty();
+  const std::string manifest_key = keys_.manifest();
+  size_t writes_index = SIZE_MAX, lease_index = SIZE_MAX,
+         commit_index = SIZE_MAX, wait_index = SIZE_MAX;
+  if (wrote) {
+    writes_index = cmds.size();
+    cmds.push_back(
+        RedisArgs{"HINCRBY", manifest_key, mirror_field::kWrites, "1"});
+  }
+  MirrorManifest next = published_;
+  if (st->watermark_set) {
+    cmds.push_back(RedisArgs{}
+                       .Add("HSET")
+                       .Add(manifest_key)
+                       .Add(mirror_field::kCompleteSeq)
+                       .AddUint(st->complete_seq)
+                       .Add(mirror_field::kCompleteMs)
+                       .AddInt(st->complete_ms));
+    next.complete_seq = st->complete_seq;
+    next.complete_ms = st->complete_ms;
+  }
+  // The listing diff.
+  std::vector<std::string> del_fields, must_exist;
+  std::vector<std::pair<std::string, std::string>> set_fields;
+  if (st->listing_set) {
+    next.immutables = std::move(st->immutables);
+    next.lives = std::move(st->lives);
+    std::map<std::string, std::string> before, after;
+    for (const auto& e : published_.immutables) {
+      before[ImmutableField(e.id)] = EncodeImmutableValue(e);
+    }
+    for (const auto& e : published_.lives) {
+      before[LiveField(e.id)] = EncodeLiveValue(e);
+    }
+    for (const auto& e : next.immutables) {
+      after[ImmutableField(e.id)] = EncodeImmutableValue(e);
+    }
+    for (const auto& e : next.lives) {
+      after[LiveField(e.id)] = EncodeLiveValue(e);
+    }
+    for (const auto& [f, v] : before) {
+      if (!after.contains(f)) del_fields.push_back(f);
+    }
+    // A table moved to another level (a trivial move): its meta follows.
+    std::map<uint64_t, int> old_levels;
+    for (const auto& e : published_.immutables) old_levels[e.id] = e.level;
+    for (const auto& e : next.immutables) {
+      auto it = old_levels.find(e.id);
+      if (it != old_levels.end() && it->second != e.level) {
+        cmds.push_back(RedisArgs{}
+                           .Add("HSET")
+                           .Add(keys_.immutable_meta(e.id))
+                           .Add("level")
+                           .AddInt(e.level));
+      }
+    }
+    for (const auto& [f, v] : after) {
+      auto it = before.find(f);
+      if (it == before.end() || it->second != v) set_fields.emplace_back(f, v);
+    }
+    std::vector<std::string> old_keys = published_.FilterKeys(keys_);
+    std::set<std::string> old_set(old_keys.begin(), old_keys.end());
+    for (std::string& k : next.FilterKeys(keys_)) {
+      if (!old_set.contains(k)) must_exist.push_back(std::move(k));
+    }
+  }
+  const bool changed = !del_fields.empty() || !set_fields.empty();
+  const int64_t send_ms = std::min(lease_base_ms, MirrorSteadyMs());
+  if (changed || renew) {
+    commit_index = cmds.size();
+    cmds.push_back(CommitCommand(false, published_.generation,
+                                 published_.version, "keep",
+                                 absl::StrCat(writes_ + (wrote ? 1 : 0)),
+                                 del_fields, set_fields, must_exist, send_ms));
+    lease_bound_ms_ =
+        std::max(lease_bound_ms_, send_ms + options_.lease_ttl_ms);
+  } else {
+    if (cmds.empty()) return absl::OkStatus();
+    lease_index = cmds.size();
+    cmds.push_back(RedisArgs{"GET", keys_.lease()});
+  }
+  if (options_.wait_replicas > 0 && (wrote || changed)) {
+    wait_index = cmds.size();
+    cmds.push_back(RedisArgs{}
+                       .Add("WAIT")
+                       .AddInt(options_.wait_replicas)
+                       .AddInt(options_.wait_timeout_ms));
+  }
+
+  absl::StatusOr<std::vector<RedisReply>> r =
+      conn_->Pipeline(cmds, keys_.prefix());
+  const int64_t reply_ms = MirrorSteadyMs();
+  if (!r.ok()) return Fail(r.status());
+  const std::string where = conn_->Describe(keys_.prefix());
+  for (size_t i = 0; i < r->size(); i++) {
+    if (i == commit_index) continue;
+    if ((*r)[i].is_error()) {
+      return Fail(absl::FailedPreconditionError(absl::StrFormat(
+          "redis %s: %s: %s", where, CommandName(cmds[i]), (*r)[i].str())));
+    }
+  }
+  if (writes_index != SIZE_MAX) {
+    const RedisReply& w = (*r)[writes_index];
+    if (!w.is_integer() || static_cast<uint64_t>(w.integer()) != writes_ + 1) {
+      return Fail(absl::DataLossError(absl::StrFormat(
+          "redis %s: manifest %s \"writes\" is %s, expected %d: Redis lost "
+          "mirror writes (restart, flush or failover)",
+          where, manifest_key, w.DebugString(), writes_ + 1)));
+    }
+    writes_++;
+  }
+  if (lease_index != SIZE_MAX) {
+    const RedisReply& l = (*r)[lease_index];
+    if (!l.is_string() || l.str() != token_) {
+      return Fail(absl::FailedPreconditionError(absl::StrFormat(
+          "redis %s: lease %s is %s, not this engine's \"%s\": it lapsed or "
+          "Redis lost it",
+          where, keys_.lease(), l.DebugString(), token_)));
+    }
+  }
+  if (commit_index != SIZE_MAX) {
+    absl::StatusOr<CommitResult> c = ParseCommit((*r)[commit_index]);
+    if (!c.ok()) return Fail(c.status());
+    clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+    last_lease_send_ms_ = send_ms;
+    next.version = c->version;
+    RetireUnlisted(published_, next, reply_ms + options_.grace_ms);
+  }
+  if (wait_index != SIZE_MAX) {
+    const RedisReply& w = (*r)[wait_index];
+    if (!w.is_integer() || w.integer() < options_.wait_replicas) {
+      return Fail(absl::UnavailableError(absl::StrFormat(
+          "redis %s: WAIT %d %d: %s replicas acknowledged", where,
+          options_.wait_replicas, options_.wait_timeout_ms, w.DebugString())));
+    }
+  }
+  published_ = std::move(next);
+  for (const std::string& k : st->unlinked) retired_.erase(k);
+  return absl::OkStatus();
+}
+
+int64_t RedisMirrorWriter::renewal_due_ms() const {
+  return last_lease_send_ms_ + lease_px_ms() / 3;
+}
+
+int64_t RedisMirrorWriter::next_deletion_ms() const {
+  int64_t next = INT64_MAX;
+  for (const auto& [k, due] : retired_) next = std::min(next, due);
+  return next;
+}
+
+size_t RedisMirrorWriter::StageDeletions(size_t max_keys) {
+  if (!trusted_ || retired_.empty()) return 0;
+  const int64_t now = MirrorSteadyMs();
+  std::set<std::string> listed;
+  for (const auto& e : published_.immutables) {
+    for (std::string& k : ImmutableKeys(e.id)) listed.insert(std::move(k));
+  }
+  for (const auto& e : published_.lives) {
+    for (std::string& k : LiveKeys(e)) listed.insert(std::move(k));
+  }
+  std::set<std::string> staged(staged_->unlinked.begin(),
+                               staged_->unlinked.end());
+  RedisArgs unlink;
+  unlink.Add("UNLINK");
+  size_t n = 0;
+  for (auto it = retired_.begin(); it != retired_.end() && n < max_keys;) {
+    if (listed.contains(it->first)) {
+      it = retired_.erase(it);
+      continue;
+    }
+    if (it->second <= now && !staged.contains(it->first)) {
+      unlink.Add(it->first);
+      staged_->unlinked.push_back(it->first);
+      n++;
+    }
+    ++it;
+  }
+  if (n > 0) staged_->cmds.push_back(std::move(unlink));
+  return n;
+}
+
+absl::Status RedisMirrorWriter::DeleteRetired(size_t max_keys) {
+  if (!trusted_) return absl::OkStatus();
+  if (StageDeletions(max_keys) == 0) return absl::OkStatus();
+  return Flush(false, MirrorSteadyMs());
+}
+
+std::string RedisMirrorWriter::DebugString() const {
+  const int64_t now = MirrorSteadyMs();
+  return absl::StrFormat(
+      "redis=%s trusted=%s generation=%s version=%d tables=%d memtables=%d "
+      "lease_left_ms=%d retired=%d round_trips=%d",
+      conn_ != nullptr                     ? conn_->Describe(keys_.prefix())
+      : options_.connect.endpoints.empty() ? std::string("?")
+                                           : options_.connect.endpoints[0],
+      trusted_ ? "yes" : "no",
+      published_.generation.empty() ? "-" : published_.generation,
+      published_.version, published_.immutables.size(), published_.lives.size(),
+      lease_bound_ms_ > now ? lease_bound_ms_ - now : 0, retired_.size(),
+      round_trips());
+}
+
+}  // namespace siftdb
