@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DBImpl: construction, the write path (group commit) and the read path.
 
@@ -99,6 +100,7 @@ DBImpl::~DBImpl() {
 }
 
 std::vector<MirrorTable> DBImpl::LiveTablesForMirror() {
+  mutex_.AssertHeld();
   std::vector<MirrorTable> tables;
   Version* v = versions_->current();
   for (int level = 0; level < kNumLevels; level++) {
@@ -154,12 +156,16 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     // written without the mutex.
     bool log_error = false;
     const uint64_t memtable_id = logfile_number_;
+    // Only a group's leader switches mem_ (in MakeRoomForWrite, above), so
+    // the MemTable read here stays the one taking writes until this leader
+    // retakes the mutex.
+    MemTable* const mem = mem_;
     {
       mutex_.Unlock();
       status = log_->AddRecord(WriteBatchInternal::Contents(group));
       if (status.ok() && sync) status = logfile_->Sync();
       log_error = !status.ok();
-      if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem_);
+      if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem);
       if (status.ok() && mirror_ != nullptr) {
         mirror_->AddWriteGroup(memtable_id, *group, last_sequence);
       }
@@ -190,6 +196,7 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
 }
 
 WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer, bool* sync) {
+  mutex_.AssertHeld();
   Writer* first = writers_.front();
   WriteBatch* result = first->batch;
   *sync = first->sync;
@@ -218,6 +225,7 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer, bool* sync) {
 }
 
 absl::Status DBImpl::MakeRoomForWrite(bool force) {
+  mutex_.AssertHeld();
   bool allow_delay = !force;
   while (true) {
     if (!bg_error_.ok()) return bg_error_;

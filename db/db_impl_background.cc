@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DBImpl background work: flushing the immutable MemTable to level 0,
 // deleting obsolete files, and the sticky background error.
@@ -45,6 +46,7 @@ void DBImpl::BackgroundThreadMain() {
 }
 
 void DBImpl::RecordBackgroundError(const absl::Status& s) {
+  mutex_.AssertHeld();
   if (bg_error_.ok()) {
     bg_error_ = s;
     LogMessage(absl::StrFormat("background error: %s", s.ToString()));
@@ -85,6 +87,7 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
 }
 
 void DBImpl::CompactMemTable() {
+  mutex_.AssertHeld();
   VersionEdit edit;
   uint64_t table_number = 0;
   absl::Status s = WriteLevel0Table(imm_, &edit, &table_number);
@@ -112,6 +115,7 @@ void DBImpl::CompactMemTable() {
 }
 
 void DBImpl::RemoveObsoleteFiles() {
+  mutex_.AssertHeld();
   if (!bg_error_.ok()) {
     // After an error the state of new files is unknown: keep everything.
     return;

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DBImpl compaction: picking, merging inputs into new tables (dropping
 // entries that no snapshot can see), installing the result, and manual
@@ -73,6 +74,7 @@ struct DBImpl::CompactionState {
 };
 
 void DBImpl::BackgroundCompaction() {
+  mutex_.AssertHeld();
   std::unique_ptr<Compaction> c;
   ManualCompaction* manual = manual_compaction_;
   std::string manual_end;
@@ -179,6 +181,7 @@ absl::Status DBImpl::FinishCompactionOutputFile(CompactionPart* part,
 }
 
 absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
+  mutex_.AssertHeld();
   Compaction* c = compact->compaction.get();
   // The outputs' directory entries must be durable before the MANIFEST
   // names them.
@@ -206,6 +209,7 @@ absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
 }
 
 void DBImpl::CleanupCompaction(CompactionState* compact) {
+  mutex_.AssertHeld();
   for (CompactionPart& part : compact->parts) {
     if (part.builder != nullptr) {
       part.builder->Abandon();

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Mutex, MutexLock and CondVar for the engine's hot paths: thin wrappers of
 // std::mutex / std::condition_variable carrying Abseil's thread-safety
@@ -12,14 +13,23 @@
 // absl::Mutex's happens-before edges; std::mutex it intercepts. All engine
 // code therefore uses these classes.
 //
+// Mutex remembers which thread holds it (one relaxed store per lock and
+// unlock), so AssertHeld() can check at run time what a function's
+// "REQUIRES: mutex held" contract says; the static analysis
+// (-Wthread-safety, scripts/thread_safety.sh) checks the callers it can see.
+//
 // Thread safety: that of std::mutex. Not recursive. Not copyable.
 
 #ifndef SIFTDB_UTIL_MUTEX_H_
 #define SIFTDB_UTIL_MUTEX_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 
@@ -31,14 +41,39 @@ class ABSL_LOCKABLE Mutex {
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { mu_.lock(); }
-  void Unlock() ABSL_UNLOCK_FUNCTION() { mu_.unlock(); }
-  // Documents (to the analysis) that the caller holds the lock.
-  void AssertHeld() ABSL_ASSERT_EXCLUSIVE_LOCK() {}
+  void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {
+    mu_.lock();
+    SetHolder();
+  }
+  void Unlock() ABSL_UNLOCK_FUNCTION() {
+    ClearHolder();
+    mu_.unlock();
+  }
+  // Aborts, naming the caller's contract, unless the calling thread holds
+  // the lock; tells the static analysis that it does.
+  void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() {
+    if (holder_.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
+      std::fputs(
+          "siftdb: Mutex::AssertHeld failed: a function that requires "
+          "the mutex was called without it\n",
+          stderr);
+      std::abort();
+    }
+  }
 
  private:
   friend class CondVar;
+  void SetHolder() {
+    holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  }
+  void ClearHolder() {
+    holder_.store(std::thread::id(), std::memory_order_relaxed);
+  }
+
   std::mutex mu_;
+  // The thread holding mu_, or the default id. Written only by that thread;
+  // only that thread's own reads need to see its value (AssertHeld).
+  std::atomic<std::thread::id> holder_{};
 };
 
 // Holds a Mutex for its scope.
@@ -66,7 +101,9 @@ class CondVar {
   // spuriously: callers re-check their condition in a loop.
   void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    mu->ClearHolder();
     cv_.wait(lock);
+    mu->SetHolder();
     lock.release();
   }
   // As Wait, giving up after `timeout`. True when woken before it.
@@ -74,8 +111,10 @@ class CondVar {
   bool WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> timeout)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    mu->ClearHolder();
     const bool woken =
         cv_.wait_for(lock, timeout) == std::cv_status::no_timeout;
+    mu->SetHolder();
     lock.release();
     return woken;
   }
