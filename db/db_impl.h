@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // DBImpl: the DB implementation.
 //
@@ -76,8 +77,6 @@ class DBImpl : public DB {
 
  private:
   friend class DB;
-  friend absl::StatusOr<std::unique_ptr<DB>> OpenDB(const Options&,
-                                                    const std::string&);
   struct Writer;
 
   // --- Open and recovery (db_impl_open.cc) ---

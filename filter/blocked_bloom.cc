@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "filter/blocked_bloom.h"
 
@@ -18,7 +19,7 @@ namespace {
 // Sets the k probe bits of a key whose low hash half is lo in its block.
 inline void SetProbes(uint8_t* block, uint32_t lo, int k) {
   for (int i = 0; i < k; ++i) {
-    SetFilterBit(block, (lo * kBlockedProbePowers.v[i]) >> 23);
+    SetFilterBit(block, BlockedBloomProbeBit(lo, i));
   }
 }
 
@@ -106,24 +107,13 @@ void BlockedBloomWriter::Add(const uint64_t* hashes, size_t n) {
                   num_blocks_, k_, hashes, n);
 }
 
-void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
-                       int k, std::string* dst) {
-  BlockedBloomWriter writer(num_blocks, k, dst);
-  writer.Add(hashes, n);
-}
-
 std::vector<uint64_t> BlockedBloomProbeBits(uint64_t hash, uint32_t num_blocks,
                                             int k) {
   std::vector<uint64_t> out;
-  if (num_blocks == 0) return out;
-  const uint64_t base =
-      uint64_t{BlockedBloomBlockIndex(hash, num_blocks)} * kBlockBits;
-  // The specification's sequential form (docs/filter_format.md).
-  uint32_t x = static_cast<uint32_t>(hash);
-  for (int i = 0; i < k; ++i) {
-    x *= kBlockedProbeMultiplier;
-    out.push_back(base + (x >> 23));
-  }
+  if (num_blocks == 0 || k <= 0) return out;
+  out.resize(std::min(k, 32));
+  BlockedBloomProbeOffsets(hash, num_blocks, static_cast<int>(out.size()),
+                           out.data());
   return out;
 }
 
@@ -132,8 +122,8 @@ bool BlockedBloomProbeScalar(const uint8_t* block, uint32_t lo, int k) {
   // by (b & 7) brings the bit to position 7 for every probe.
   uint32_t acc = 0x80;
   for (int i = 0; i < k; ++i) {
-    const uint32_t x = lo * kBlockedProbePowers.v[i];
-    acc &= static_cast<uint32_t>(block[x >> 26]) << ((x >> 23) & 7);
+    const uint32_t bit = BlockedBloomProbeBit(lo, i);
+    acc &= static_cast<uint32_t>(block[bit >> 3]) << (bit & 7);
   }
   return acc != 0;
 }

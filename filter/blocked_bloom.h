@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Cache-line-blocked Bloom filter ("siftdb.BlockedBloom"): the bit array is
 // a whole number of 64-byte (512-bit) blocks; every probe of a key lands in
@@ -60,6 +61,24 @@ inline constexpr BlockedProbePowers MakeBlockedProbePowers() {
 alignas(64) inline constexpr BlockedProbePowers kBlockedProbePowers =
     MakeBlockedProbePowers();
 
+// The bit (0..511) inside its block that probe i (0 <= i < 32) of a key sets,
+// where lo = uint32(hash). The one definition of the persisted probe rule
+// (docs/filter_format.md 2.1): every writer and reader of blocked filters,
+// local or mirrored, calls this. Never change.
+inline uint32_t BlockedBloomProbeBit(uint32_t lo, int i) {
+  return (lo * kBlockedProbePowers.v[i]) >> 23;
+}
+
+// Filter-wide bit offsets of the k (<= 32) probes of `hash` in a filter of
+// num_blocks (>= 1) blocks, in probe order (duplicates kept), into out[0, k).
+inline void BlockedBloomProbeOffsets(uint64_t hash, uint32_t num_blocks, int k,
+                                     uint64_t* out) {
+  const uint64_t base =
+      uint64_t{BlockedBloomBlockIndex(hash, num_blocks)} * kBlockBits;
+  const uint32_t lo = static_cast<uint32_t>(hash);
+  for (int i = 0; i < k; i++) out[i] = base + BlockedBloomProbeBit(lo, i);
+}
+
 // Blocks for n keys at bits_per_key: max(1, ceil(n * bits_per_key / 512)),
 // saturating at UINT32_MAX. bits_per_key must be > 0.
 uint32_t BlockedBloomNumBlocks(size_t n, double bits_per_key);
@@ -84,10 +103,6 @@ class BlockedBloomWriter {
   const uint32_t num_blocks_;
   const int k_;
 };
-
-// One-shot form: appends a filter over hashes[0, n) to *dst.
-void BuildBlockedBloom(const uint64_t* hashes, size_t n, uint32_t num_blocks,
-                       int k, std::string* dst);
 
 // The filter bit offsets the k probes of `hash` touch, in probe order
 // (duplicates kept). For tests and documentation.

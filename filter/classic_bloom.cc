@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "filter/classic_bloom.h"
 
@@ -51,12 +52,6 @@ void ClassicBloomWriter::Add(const uint64_t* hashes, size_t n) {
       pos = static_cast<uint32_t>(next >= m_ ? next - m_ : next);
     }
   }
-}
-
-void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
-                       std::string* dst) {
-  ClassicBloomWriter writer(m, k, dst);
-  writer.Add(hashes, n);
 }
 
 std::vector<uint64_t> ClassicBloomProbeBits(uint64_t hash, uint32_t m, int k) {

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Classic whole-array Bloom filter ("siftdb.ClassicBloom"): m bits, k probes
 // spread over the whole array by double hashing. Slower than the blocked
@@ -63,10 +64,6 @@ class ClassicBloomWriter {
   const uint32_t m_;
   const int k_;
 };
-
-// One-shot form: appends a filter over hashes[0, n) to *dst.
-void BuildClassicBloom(const uint64_t* hashes, size_t n, uint32_t m, int k,
-                       std::string* dst);
 
 // The filter bit offsets the k probes of `hash` touch, in probe order.
 std::vector<uint64_t> ClassicBloomProbeBits(uint64_t hash, uint32_t m, int k);

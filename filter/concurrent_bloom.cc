@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "filter/concurrent_bloom.h"
 
@@ -32,7 +33,7 @@ void ConcurrentBloom::Add(uint64_t hash) {
   Block& block = blocks_[BlockedBloomBlockIndex(hash, num_blocks_)];
   const uint32_t lo = static_cast<uint32_t>(hash);
   for (int i = 0; i < kProbes; i++) {
-    const uint32_t bit = (lo * kBlockedProbePowers.v[i]) >> 23;  // 0..511
+    const uint32_t bit = BlockedBloomProbeBit(lo, i);  // 0..511
     std::atomic<uint64_t>& word = block.words[bit >> 6];
     word.store(
         word.load(std::memory_order_relaxed) | (uint64_t{1} << (bit & 63)),
@@ -49,7 +50,7 @@ bool ConcurrentBloom::MayMatch(uint64_t hash) const {
   // absent keys this filter exists for).
   uint64_t want[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int i = 0; i < kProbes; i++) {
-    const uint32_t bit = (lo * kBlockedProbePowers.v[i]) >> 23;
+    const uint32_t bit = BlockedBloomProbeBit(lo, i);
     want[bit >> 6] |= uint64_t{1} << (bit & 63);
   }
   uint64_t missing = 0;

@@ -168,7 +168,6 @@ class RemoteMirrorImpl final : public RemoteMirror {
   std::optional<PendingVersion> pending_version_;
   std::map<uint64_t, TableFilterInfo> table_info_;
   SequenceNumber local_seq_ = 0;  // highest sequence in lives_
-  int64_t local_oldest_ms_ = 0;   // enqueue time of the oldest unsent group
   int64_t batch_unix_ms_ = 0;     // when the current batch was taken
   int64_t retry_at_ms_ = 0;
   int64_t backoff_ms_ = 0;

@@ -17,18 +17,6 @@ namespace siftdb {
 
 namespace {
 
-// Filter bit offsets of hash's k probes in a blocked filter of num_blocks
-// blocks (docs/filter_format.md, 2.1).
-inline void ProbeBits(uint64_t hash, uint32_t num_blocks, int k,
-                      uint64_t* out) {
-  const uint64_t base =
-      uint64_t{BlockedBloomBlockIndex(hash, num_blocks)} * kBlockBits;
-  const uint32_t lo = static_cast<uint32_t>(hash);
-  for (int i = 0; i < k; i++) {
-    out[i] = base + ((lo * kBlockedProbePowers.v[i]) >> 23);
-  }
-}
-
 // The smallest bits per key (a multiple of 1/8, at most 100) whose blocked
 // rate at the best k is at most error_rate: a binary search (the rate falls
 // as bits per key grow), memoized because every MemTable asks again.
@@ -131,7 +119,7 @@ void LiveFilter::Add(const uint64_t* hashes, size_t n, Delta* delta) {
     }
     const int index = num_subfilters() - 1;
     const MirrorSubFilter& d = last->desc;
-    ProbeBits(h, d.num_blocks, d.k, bits);
+    BlockedBloomProbeOffsets(h, d.num_blocks, d.k, bits);
     uint8_t* data = reinterpret_cast<uint8_t*>(last->bytes.data());
     bool changed = false;
     for (int p = 0; p < d.k; p++) {

@@ -40,18 +40,6 @@ constexpr size_t kBitfieldOpsPerCommand = 4096;
 // wire and in parsing).
 constexpr size_t kWholeBytesPerBit = 24;
 
-// Filter bit offsets of a key's k probes in a blocked filter
-// (docs/filter_format.md, 2.1).
-inline void BlockedProbeOffsets(uint64_t hash, uint32_t num_blocks, int k,
-                                uint64_t* out) {
-  const uint64_t base =
-      uint64_t{BlockedBloomBlockIndex(hash, num_blocks)} * kBlockBits;
-  const uint32_t lo = static_cast<uint32_t>(hash);
-  for (int i = 0; i < k; i++) {
-    out[i] = base + ((lo * kBlockedProbePowers.v[i]) >> 23);
-  }
-}
-
 class RemoteFilterImpl final : public RemoteFilter {
  public:
   RemoteFilterImpl(const RemoteFilterReaderOptions& options,
@@ -313,8 +301,8 @@ absl::Status RemoteFilterImpl::ProbeBatch(
               p.num_bitfield++;
             };
             for (uint32_t i : need) {
-              BlockedProbeOffsets(hashes[i], p.sub.num_blocks, p.sub.k,
-                                  offsets);
+              BlockedBloomProbeOffsets(hashes[i], p.sub.num_blocks, p.sub.k,
+                                       offsets);
               for (int b = 0; b < p.sub.k; b++) {
                 if (ops == 0) bf.Add("BITFIELD_RO").Add(p.key);
                 bf.Add("GET").Add("u1").AddUint(offsets[b]);
