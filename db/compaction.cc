@@ -1,13 +1,14 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "db/compaction.h"
 
 #include <algorithm>
 
+#include "db/level_iterator.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
 #include "table/merging_iterator.h"
-#include "table/two_level_iterator.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -18,38 +19,6 @@ int64_t TotalFileSize(const std::vector<FileMetaData*>& files) {
   for (const FileMetaData* f : files) sum += f->file_size;
   return sum;
 }
-
-// Iterates the tables of one level: key() is a table's largest key, value()
-// its number and size (fixed64 each).
-class LevelFileIterator : public Iterator {
- public:
-  LevelFileIterator(const InternalKeyComparator& icmp,
-                    const std::vector<FileMetaData*>* files)
-      : icmp_(icmp), files_(files), index_(files->size()) {}
-  bool Valid() const override { return index_ < files_->size(); }
-  void Seek(std::string_view target) override {
-    index_ = FindFile(icmp_, *files_, target);
-  }
-  void SeekToFirst() override { index_ = 0; }
-  void SeekToLast() override {
-    index_ = files_->empty() ? 0 : files_->size() - 1;
-  }
-  void Next() override { index_++; }
-  void Prev() override { index_ = index_ == 0 ? files_->size() : index_ - 1; }
-  std::string_view key() const override { return (*files_)[index_]->largest; }
-  std::string_view value() const override {
-    EncodeFixed64(value_buf_, (*files_)[index_]->number);
-    EncodeFixed64(value_buf_ + 8, (*files_)[index_]->file_size);
-    return std::string_view(value_buf_, sizeof(value_buf_));
-  }
-  absl::Status status() const override { return absl::OkStatus(); }
-
- private:
-  const InternalKeyComparator icmp_;
-  const std::vector<FileMetaData*>* const files_;
-  size_t index_;
-  mutable char value_buf_[16];
-};
 
 // Tables written before compactions learned to end outputs only between
 // user keys may hold one user key's versions in two neighbouring tables of
@@ -350,21 +319,6 @@ std::unique_ptr<Compaction> VersionSet::CompactRange(
   return c;
 }
 
-std::unique_ptr<Iterator> VersionSet::NewLevelIterator(
-    const ReadOptions& options, const std::vector<FileMetaData*>* files) {
-  TableCache* cache = table_cache_;
-  return NewTwoLevelIterator(
-      std::make_unique<LevelFileIterator>(*icmp_, files),
-      [cache, options](std::string_view value) -> std::unique_ptr<Iterator> {
-        if (value.size() != 16) {
-          return NewErrorIterator(
-              absl::InternalError("level iterator: bad table reference"));
-        }
-        return cache->NewIterator(options, DecodeFixed64(value.data()),
-                                  DecodeFixed64(value.data() + 8));
-      });
-}
-
 std::unique_ptr<Iterator> VersionSet::MakeInputIterator(Compaction* c) {
   ReadOptions options;
   options.verify_checksums = options_->paranoid_checks;
@@ -378,7 +332,8 @@ std::unique_ptr<Iterator> VersionSet::MakeInputIterator(Compaction* c) {
             table_cache_->NewIterator(options, f->number, f->file_size));
       }
     } else {
-      children.push_back(NewLevelIterator(options, &c->inputs_[which]));
+      children.push_back(
+          NewLevelIterator(*icmp_, table_cache_, options, &c->inputs_[which]));
     }
   }
   return NewMergingIterator(icmp_, std::move(children));

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "db/version.h"
 
@@ -6,8 +7,8 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
+#include "db/level_iterator.h"
 #include "db/table_cache.h"
-#include "db/version_set.h"
 
 namespace siftdb {
 
@@ -81,7 +82,7 @@ bool BeforeFile(const Comparator* ucmp, const std::string_view* user_key,
 
 absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
                           const uint64_t* user_key_hash, std::string* value) {
-  const InternalKeyComparator& icmp = *vset_->icmp();
+  const InternalKeyComparator& icmp = *icmp_;
   const Comparator* ucmp = icmp.user_comparator();
   const std::string_view ikey = k.internal_key();
   const std::string_view user_key = k.user_key();
@@ -119,8 +120,8 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
       ChargeSeek(first_level, first_index);
       charged = true;
     }
-    status = vset_->table_cache()->Get(options, f->number, f->file_size, ikey,
-                                       user_key_hash, found);
+    status = table_cache_->Get(options, f->number, f->file_size, ikey,
+                               user_key_hash, found);
     if (!status.ok()) return true;
     if (searcher.state == SearchState::kCorrupt) {
       status = absl::DataLossError(absl::StrFormat(
@@ -173,8 +174,8 @@ void Version::AddIterators(const ReadOptions& options,
   // run: one iterator that opens its tables as it reaches them.
   for (FileMetaData* f : files_[0]) {
     const Table* table = nullptr;
-    iters->push_back(vset_->table_cache()->NewIterator(options, f->number,
-                                                       f->file_size, &table));
+    iters->push_back(
+        table_cache_->NewIterator(options, f->number, f->file_size, &table));
     if (probes == nullptr) continue;
     if (table == nullptr) {
       probes->emplace_back();  // an error iterator: always position it
@@ -187,7 +188,8 @@ void Version::AddIterators(const ReadOptions& options,
   }
   for (int level = 1; level < kNumLevels; level++) {
     if (files_[level].empty()) continue;
-    iters->push_back(vset_->NewLevelIterator(options, &files_[level]));
+    iters->push_back(
+        NewLevelIterator(*icmp_, table_cache_, options, &files_[level]));
     if (probes != nullptr) {
       probes->emplace_back([this, level](std::string_view target) {
         return LevelMayHoldUserKey(level, target);
@@ -197,7 +199,7 @@ void Version::AddIterators(const ReadOptions& options,
 }
 
 bool Version::LevelMayHoldUserKey(int level, std::string_view internal_key) {
-  const InternalKeyComparator& icmp = *vset_->icmp();
+  const InternalKeyComparator& icmp = *icmp_;
   const std::vector<FileMetaData*>& files = files_[level];
   const int index = FindFile(icmp, files, internal_key);
   if (index >= static_cast<int>(files.size())) return false;
@@ -205,7 +207,7 @@ bool Version::LevelMayHoldUserKey(int level, std::string_view internal_key) {
   const std::string_view user_key = ExtractUserKey(internal_key);
   if (BeforeFile(icmp.user_comparator(), &user_key, f)) return false;
   bool may_match = true;  // a table that fails to open: let the seek say so
-  vset_->table_cache()
+  table_cache_
       ->WithTable(f->number, f->file_size,
                   [&](const Table& t) {
                     may_match = t.UserKeyMayMatch(user_key, nullptr);
@@ -218,7 +220,7 @@ void Version::GetOverlappingInputs(int level, const std::string_view* begin,
                                    const std::string_view* end,
                                    std::vector<FileMetaData*>* inputs) {
   inputs->clear();
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
+  const Comparator* ucmp = icmp_->user_comparator();
   std::string user_begin, user_end;
   bool has_begin = begin != nullptr, has_end = end != nullptr;
   if (has_begin) user_begin = std::string(*begin);
@@ -249,7 +251,7 @@ void Version::GetOverlappingInputs(int level, const std::string_view* begin,
 bool Version::OverlapInLevel(int level,
                              const std::string_view* smallest_user_key,
                              const std::string_view* largest_user_key) {
-  const Comparator* ucmp = vset_->icmp()->user_comparator();
+  const Comparator* ucmp = icmp_->user_comparator();
   const std::vector<FileMetaData*>& files = files_[level];
   if (level == 0) {
     for (FileMetaData* f : files) {
@@ -265,7 +267,7 @@ bool Version::OverlapInLevel(int level,
     std::string small_key;
     AppendInternalKey(&small_key, *smallest_user_key, kMaxSequenceNumber,
                       kValueTypeForSeek);
-    index = FindFile(*vset_->icmp(), files, small_key);
+    index = FindFile(*icmp_, files, small_key);
   }
   if (index >= static_cast<int>(files.size())) return false;
   return !BeforeFile(ucmp, largest_user_key, files[index]);

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Version: one immutable snapshot of which tables are live at each level.
 //
@@ -86,11 +87,13 @@ class Version {
   friend class VersionSet;
   friend class VersionBuilder;
 
-  explicit Version(VersionSet* vset) : vset_(vset) {}
+  Version(const InternalKeyComparator* icmp, TableCache* table_cache)
+      : icmp_(icmp), table_cache_(table_cache) {}
   ~Version();
 
-  VersionSet* vset_;
-  Version* next_ = this;  // circular list of live versions in vset_
+  const InternalKeyComparator* const icmp_;
+  TableCache* const table_cache_;
+  Version* next_ = this;  // circular list of the VersionSet's live versions
   Version* prev_ = this;
   int refs_ = 0;
 

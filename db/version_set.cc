@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 
 #include "db/version_set.h"
 
@@ -99,8 +100,8 @@ VersionSet::VersionSet(std::string dbname, const Options* options,
       options_(options),
       table_cache_(table_cache),
       icmp_(icmp),
-      dummy_versions_(this) {
-  AppendVersion(new Version(this));
+      dummy_versions_(icmp, table_cache) {
+  AppendVersion(new Version(icmp_, table_cache_));
 }
 
 VersionSet::~VersionSet() {
@@ -136,6 +137,7 @@ absl::Status VersionSet::WriteSnapshot(log::Writer* log) {
 }
 
 absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
+  mu->AssertHeld();
   if (edit->has_log_number_) {
     if (edit->log_number_ < log_number_ ||
         edit->log_number_ >= next_file_number_) {
@@ -150,7 +152,7 @@ absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
   edit->SetNextFile(next_file_number_);
   edit->SetLastSequence(last_sequence_);
 
-  Version* v = new Version(this);
+  Version* v = new Version(icmp_, table_cache_);
   {
     VersionBuilder builder(this, current_);
     builder.Apply(*edit);
@@ -218,109 +220,163 @@ struct ManifestReporter : public log::Reader::Reporter {
   }
 };
 
-}  // namespace
-
-absl::Status VersionSet::Recover(bool* save_manifest) {
-  auto current = ReadFileToString(env_, CurrentFileName(dbname_));
+// Reads CURRENT: *name gets the live MANIFEST's file name (no directory)
+// and *manifest_number its number. DataLoss when CURRENT is malformed.
+absl::Status ReadCurrentManifestName(Env* env, const std::string& dbname,
+                                     std::string* name,
+                                     uint64_t* manifest_number) {
+  auto current = ReadFileToString(env, CurrentFileName(dbname));
   if (!current.ok()) return current.status();
-  std::string name = *current;
-  if (name.empty() || name.back() != '\n') {
+  *name = *current;
+  if (name->empty() || name->back() != '\n') {
     return absl::DataLossError(absl::StrFormat(
-        "%s: CURRENT does not end with a newline", CurrentFileName(dbname_)));
+        "%s: CURRENT does not end with a newline", CurrentFileName(dbname)));
   }
-  name.pop_back();
-  uint64_t manifest_number;
+  name->pop_back();
   FileType type;
-  if (!ParseFileName(name, &manifest_number, &type) ||
+  if (!ParseFileName(*name, manifest_number, &type) ||
       type != FileType::kDescriptorFile) {
     return absl::DataLossError(
         absl::StrFormat("%s: names '%s', which is not a MANIFEST",
-                        CurrentFileName(dbname_), name));
+                        CurrentFileName(dbname), *name));
   }
-  const std::string manifest = dbname_ + "/" + name;
-  auto file = env_->NewSequentialFile(manifest);
-  if (!file.ok()) {
-    if (absl::IsNotFound(file.status())) {
-      return absl::DataLossError(
-          absl::StrFormat("%s: CURRENT names %s, which does not exist",
-                          CurrentFileName(dbname_), manifest));
-    }
-    return file.status();
-  }
+  return absl::OkStatus();
+}
 
+// Opens `manifest`, the MANIFEST CURRENT names; DataLoss when it is
+// missing.
+absl::StatusOr<std::unique_ptr<SequentialFile>> OpenManifestNamedByCurrent(
+    Env* env, const std::string& dbname, const std::string& manifest) {
+  auto file = env->NewSequentialFile(manifest);
+  if (!file.ok() && absl::IsNotFound(file.status())) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: CURRENT names %s, which does not exist",
+                        CurrentFileName(dbname), manifest));
+  }
+  return file;
+}
+
+// s, a failed recovery of `manifest`; a DataLoss error that does not name
+// the MANIFEST gets it as a prefix.
+absl::Status NameManifestInError(const std::string& manifest,
+                                 const absl::Status& s) {
+  if (absl::IsDataLoss(s) &&
+      s.message().find(manifest) == std::string_view::npos) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: %s", manifest, s.message()));
+  }
+  return s;
+}
+
+}  // namespace
+
+struct VersionSet::RecoveredCounters {
   bool have_log_number = false, have_prev_log_number = false;
   bool have_next_file = false, have_last_sequence = false;
   uint64_t next_file = 0, last_sequence = 0, log_number = 0,
            prev_log_number = 0;
-  absl::Status s;
-  VersionBuilder builder(this, current_);
-  {
-    ManifestReporter reporter;
-    reporter.status = &s;
-    log::Reader reader(file->get(), &reporter, /*checksum=*/true,
-                       /*initial_offset=*/0);
-    std::string_view record;
-    std::string scratch;
-    while (s.ok() && reader.ReadRecord(&record, &scratch)) {
-      VersionEdit edit;
-      s = edit.DecodeFrom(record);
-      if (s.ok() && edit.has_comparator_ &&
-          edit.comparator_ != icmp_->user_comparator()->Name()) {
-        s = absl::InvalidArgumentError(absl::StrFormat(
-            "%s: comparator mismatch: the database was created with '%s' "
-            "but is opened with '%s'",
-            dbname_, edit.comparator_, icmp_->user_comparator()->Name()));
-      }
-      if (s.ok()) builder.Apply(edit);
-      if (edit.has_log_number_) {
-        log_number = edit.log_number_;
-        have_log_number = true;
-      }
-      if (edit.has_prev_log_number_) {
-        prev_log_number = edit.prev_log_number_;
-        have_prev_log_number = true;
-      }
-      if (edit.has_next_file_number_) {
-        next_file = edit.next_file_number_;
-        have_next_file = true;
-      }
-      if (edit.has_last_sequence_) {
-        last_sequence = edit.last_sequence_;
-        have_last_sequence = true;
-      }
-    }
-  }
-  if (s.ok()) {
-    if (!have_next_file) {
-      s = absl::DataLossError(manifest + ": no next-file-number entry");
-    } else if (!have_log_number) {
-      s = absl::DataLossError(manifest + ": no log-number entry");
-    } else if (!have_last_sequence) {
-      s = absl::DataLossError(manifest + ": no last-sequence entry");
-    }
-  }
-  if (!s.ok()) {
-    if (absl::IsDataLoss(s) &&
-        s.message().find(manifest) == std::string_view::npos) {
-      return absl::DataLossError(
-          absl::StrFormat("%s: %s", manifest, s.message()));
-    }
-    return s;
-  }
-  if (!have_prev_log_number) prev_log_number = 0;
-  MarkFileNumberUsed(prev_log_number);
-  MarkFileNumberUsed(log_number);
 
-  Version* v = new Version(this);
-  builder.SaveTo(v);
+  // DataLoss naming `manifest` when a counter every MANIFEST records is
+  // missing.
+  absl::Status CheckComplete(const std::string& manifest) const {
+    if (!have_next_file) {
+      return absl::DataLossError(manifest + ": no next-file-number entry");
+    }
+    if (!have_log_number) {
+      return absl::DataLossError(manifest + ": no log-number entry");
+    }
+    if (!have_last_sequence) {
+      return absl::DataLossError(manifest + ": no last-sequence entry");
+    }
+    return absl::OkStatus();
+  }
+};
+
+absl::Status VersionSet::ApplyManifestRecord(std::string_view record,
+                                             VersionBuilder* builder,
+                                             RecoveredCounters* counters) {
+  VersionEdit edit;
+  absl::Status s = edit.DecodeFrom(record);
+  if (s.ok() && edit.has_comparator_ &&
+      edit.comparator_ != icmp_->user_comparator()->Name()) {
+    s = absl::InvalidArgumentError(absl::StrFormat(
+        "%s: comparator mismatch: the database was created with '%s' "
+        "but is opened with '%s'",
+        dbname_, edit.comparator_, icmp_->user_comparator()->Name()));
+  }
+  if (s.ok()) builder->Apply(edit);
+  if (edit.has_log_number_) {
+    counters->log_number = edit.log_number_;
+    counters->have_log_number = true;
+  }
+  if (edit.has_prev_log_number_) {
+    counters->prev_log_number = edit.prev_log_number_;
+    counters->have_prev_log_number = true;
+  }
+  if (edit.has_next_file_number_) {
+    counters->next_file = edit.next_file_number_;
+    counters->have_next_file = true;
+  }
+  if (edit.has_last_sequence_) {
+    counters->last_sequence = edit.last_sequence_;
+    counters->have_last_sequence = true;
+  }
+  return s;
+}
+
+absl::Status VersionSet::ReplayManifest(SequentialFile* file,
+                                        VersionBuilder* builder,
+                                        RecoveredCounters* counters) {
+  absl::Status s;
+  ManifestReporter reporter;
+  reporter.status = &s;
+  log::Reader reader(file, &reporter, /*checksum=*/true,
+                     /*initial_offset=*/0);
+  std::string_view record;
+  std::string scratch;
+  while (s.ok() && reader.ReadRecord(&record, &scratch)) {
+    s = ApplyManifestRecord(record, builder, counters);
+  }
+  return s;
+}
+
+void VersionSet::InstallRecoveredState(VersionBuilder* builder,
+                                       const RecoveredCounters& counters,
+                                       uint64_t manifest_number) {
+  const uint64_t prev_log_number =
+      counters.have_prev_log_number ? counters.prev_log_number : 0;
+  MarkFileNumberUsed(prev_log_number);
+  MarkFileNumberUsed(counters.log_number);
+
+  Version* v = new Version(icmp_, table_cache_);
+  builder->SaveTo(v);
   Finalize(v);
   AppendVersion(v);
-  manifest_file_number_ = next_file;
+  manifest_file_number_ = counters.next_file;
   live_manifest_floor_ = manifest_number;
-  next_file_number_ = next_file + 1;
-  last_sequence_ = last_sequence;
-  log_number_ = log_number;
+  next_file_number_ = counters.next_file + 1;
+  last_sequence_ = counters.last_sequence;
+  log_number_ = counters.log_number;
   prev_log_number_ = prev_log_number;
+}
+
+absl::Status VersionSet::Recover(bool* save_manifest) {
+  std::string name;
+  uint64_t manifest_number;
+  absl::Status s =
+      ReadCurrentManifestName(env_, dbname_, &name, &manifest_number);
+  if (!s.ok()) return s;
+  const std::string manifest = dbname_ + "/" + name;
+  auto file = OpenManifestNamedByCurrent(env_, dbname_, manifest);
+  if (!file.ok()) return file.status();
+
+  RecoveredCounters counters;
+  VersionBuilder builder(this, current_);
+  s = ReplayManifest(file->get(), &builder, &counters);
+  if (s.ok()) s = counters.CheckComplete(manifest);
+  if (!s.ok()) return NameManifestInError(manifest, s);
+
+  InstallRecoveredState(&builder, counters, manifest_number);
   // Always start a new MANIFEST: appending to one that may end in a torn
   // record is not safe.
   *save_manifest = true;

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // VersionSet: the chain of Versions, the MANIFEST that records how they
 // came to be, and the file-number and sequence counters.
@@ -34,6 +35,7 @@ namespace siftdb {
 
 class Compaction;
 class TableCache;
+class VersionBuilder;
 
 class VersionSet {
  public:
@@ -56,7 +58,6 @@ class VersionSet {
 
   Version* current() const { return current_; }
 
-  uint64_t ManifestFileNumber() const { return manifest_file_number_; }
   // MANIFESTs numbered below this are obsolete; the one CURRENT names is at
   // or above it. After a failed switch CURRENT may name the old MANIFEST or
   // the new one (the rename may have happened), so both stay.
@@ -103,8 +104,6 @@ class VersionSet {
     return current_->compaction_score_ >= 1 ||
            current_->seek_compaction_.load(std::memory_order_relaxed) >= 0;
   }
-  int CompactionLevel() const { return current_->compaction_level_; }
-  double CompactionScore() const { return current_->compaction_score_; }
 
   const InternalKeyComparator* icmp() const { return icmp_; }
   const Options* options() const { return options_; }
@@ -120,10 +119,6 @@ class VersionSet {
                                            const std::string_view* end);
   // An iterator over every input entry of c, in internal key order.
   std::unique_ptr<Iterator> MakeInputIterator(Compaction* c);
-  // An iterator over the tables of a level >= 1 that opens each table only
-  // when the iteration reaches it.
-  std::unique_ptr<Iterator> NewLevelIterator(
-      const ReadOptions& options, const std::vector<FileMetaData*>* files);
 
   // The key where the next compaction of `level` starts (round robin).
   std::string* compact_pointer(int level) { return &compact_pointer_[level]; }
@@ -142,6 +137,26 @@ class VersionSet {
   // Smallest and largest internal keys of inputs.
   void GetRange(const std::vector<FileMetaData*>& inputs, std::string* smallest,
                 std::string* largest);
+
+  // The counters a MANIFEST replay recovered (defined in version_set.cc).
+  struct RecoveredCounters;
+
+  // Replays every record of the MANIFEST `file` into *builder, noting in
+  // *counters the counters the edits set. Stops at the first error: a
+  // corrupt record, an undecodable edit or another comparator.
+  absl::Status ReplayManifest(SequentialFile* file, VersionBuilder* builder,
+                              RecoveredCounters* counters);
+  // Decodes one MANIFEST record, applies it to *builder unless it is
+  // malformed or names another comparator (that error is returned), and
+  // notes the counters it sets in *counters.
+  absl::Status ApplyManifestRecord(std::string_view record,
+                                   VersionBuilder* builder,
+                                   RecoveredCounters* counters);
+  // Installs builder's version and the recovered counters as the current
+  // state; manifest_number is the MANIFEST CURRENT named.
+  void InstallRecoveredState(VersionBuilder* builder,
+                             const RecoveredCounters& counters,
+                             uint64_t manifest_number);
 
   // Computes the best level to compact and its score for v.
   void Finalize(Version* v);
