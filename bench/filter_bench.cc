@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // filter_bench: accuracy and speed of siftdb's local filters.
 //
@@ -196,8 +197,8 @@ class AlignedFilter {
   std::unique_ptr<char, void (*)(void*)> data_;
 };
 
-void SpeedTable(size_t n, double bpk, int runs) {
-  const double dn = static_cast<double>(n);
+// Prints the speed section's title and column headers.
+void PrintSpeedHeader(size_t n, double bpk, int runs) {
   std::printf(
       "Speed at %.1f bits/key, ns per key (%s), median (and best) of %d runs "
       "(%zu keys):\n",
@@ -206,7 +207,11 @@ void SpeedTable(size_t n, double bpk, int runs) {
   std::printf("%-8s %7s %6s %7s %12s %12s %12s %12s %10s\n", "policy", "build",
               "add", "finish", "KeyMayMatch", "reader:abs", "reader:stored",
               "probe:abs", "hash");
+}
 
+// ns per key of FilterKeyHash alone over the n random keys, one per run.
+std::vector<double> TimeHashOnly(size_t n, int runs) {
+  const double dn = static_cast<double>(n);
   std::vector<double> hash_ns;
   for (int r = 0; r < runs; ++r) {
     uint64_t acc = 0;
@@ -216,75 +221,87 @@ void SpeedTable(size_t n, double bpk, int runs) {
         dn);
     g_sink = acc;
   }
+  return hash_ns;
+}
 
-  // Precomputed hashes of the absent keys, a chunk at a time, for the
-  // probe-only column.
-  std::vector<uint64_t> hash_chunk(kChunk);
+// ns per key of each speed column, one sample per run.
+struct SpeedSamples {
+  std::vector<double> build_ns, add_ns, finish_ns, policy_ns, absent_ns,
+      stored_ns, probe_ns;
+};
 
-  for (bool blocked : {true, false}) {
-    const auto policy =
-        blocked ? NewBloomFilterPolicy(bpk) : NewClassicBloomFilterPolicy(bpk);
-    std::vector<double> build_ns, add_ns, finish_ns, policy_ns, absent_ns,
-        stored_ns, probe_ns;
-    for (int r = 0; r < runs; ++r) {
-      double ns = 0, finish = 0;
-      const std::string built = Build(*policy, n, &ns, &finish);
-      add_ns.push_back(ns / dn);
-      finish_ns.push_back(finish / dn);
-      build_ns.push_back((ns + finish) / dn);
-      const AlignedFilter aligned(built);
-      const std::string_view filter = aligned.view();
-
-      size_t hits = 0;
-      policy_ns.push_back(ForEachKey(KeyKind::kRandom, n,
-                                     [&](std::string_view key) {
-                                       hits += policy->KeyMayMatch(key, filter);
-                                     }) /
-                          dn);
-
-      const FilterReader reader(policy.get(), filter);
-      hits += CountMatches(reader, KeyKind::kRandom, n, &ns);
-      absent_ns.push_back(ns / dn);
-      hits += CountMatches(reader, KeyKind::kStored, n, &ns);
-      stored_ns.push_back(ns / dn);
-
-      // Probe only: hash a chunk untimed, then time the probes.
-      double probe = 0;
-      size_t j = 0;
-      ForEachKey(KeyKind::kRandom, n, [&](std::string_view key) {
-        hash_chunk[j++] = FilterKeyHash(key);
-        if (j == kChunk) {
-          const int64_t start = Now();
-          for (uint64_t h : hash_chunk) hits += reader.HashMayMatch(h);
-          probe += NanosSince(start);
-          j = 0;
-        }
-      });
-      probe_ns.push_back(probe / static_cast<double>(n / kChunk * kChunk));
-      g_sink = hits;
+// Nanoseconds of reader.HashMayMatch over the hashes of the absent keys:
+// each chunk is hashed into *hash_chunk untimed, then its probes are timed.
+// A final partial chunk is not probed. Adds the matches to *hits.
+double TimeProbeOnly(const FilterReader& reader, size_t n,
+                     std::vector<uint64_t>* hash_chunk, size_t* hits) {
+  double probe = 0;
+  size_t j = 0;
+  ForEachKey(KeyKind::kRandom, n, [&](std::string_view key) {
+    (*hash_chunk)[j++] = FilterKeyHash(key);
+    if (j == kChunk) {
+      const int64_t start = Now();
+      for (uint64_t h : *hash_chunk) *hits += reader.HashMayMatch(h);
+      probe += NanosSince(start);
+      j = 0;
     }
-    std::printf("%-8s %7.2f %6.2f %7.2f %12.2f %12.2f %12.2f %12.2f %10.2f\n",
-                blocked ? "blocked" : "classic", Median(build_ns),
-                Median(add_ns), Median(finish_ns), Median(policy_ns),
-                Median(absent_ns), Median(stored_ns), Median(probe_ns),
-                Median(hash_ns));
-    // The fastest run shows the cost without interference from other
-    // processes on a shared machine.
-    std::printf("%-8s %7.2f %6.2f %7.2f %12.2f %12.2f %12.2f %12.2f %10.2f\n",
-                "  (best)", Min(build_ns), Min(add_ns), Min(finish_ns),
-                Min(policy_ns), Min(absent_ns), Min(stored_ns), Min(probe_ns),
-                Min(hash_ns));
-  }
-  std::printf(
-      "build = add + finish: AddKey of every key, then Finish. KeyMayMatch: "
-      "the FilterPolicy "
-      "call on absent keys\n(decodes the trailer per query). reader: "
-      "FilterReader (trailer decoded once) on absent or\nstored keys. "
-      "probe:abs: reader.HashMayMatch on precomputed hashes of absent keys. "
-      "hash: XXH3 only.\n");
+  });
+  return probe;
+}
 
-  // For reference: the same blocked reader with the absent keys streamed
-  // from one 16 MB array (memory-bound on small VMs).
+// One timed run of `policy` over n keys: build, then the query columns;
+// appends one sample to each column of *samples. *hash_chunk is scratch
+// space of kChunk hashes.
+void TimeOneRun(const FilterPolicy* policy, size_t n,
+                std::vector<uint64_t>* hash_chunk, SpeedSamples* samples) {
+  const double dn = static_cast<double>(n);
+  double ns = 0, finish = 0;
+  const std::string built = Build(*policy, n, &ns, &finish);
+  samples->add_ns.push_back(ns / dn);
+  samples->finish_ns.push_back(finish / dn);
+  samples->build_ns.push_back((ns + finish) / dn);
+  const AlignedFilter aligned(built);
+  const std::string_view filter = aligned.view();
+
+  size_t hits = 0;
+  samples->policy_ns.push_back(ForEachKey(KeyKind::kRandom, n,
+                                          [&](std::string_view key) {
+                                            hits += policy->KeyMayMatch(key,
+                                                                        filter);
+                                          }) /
+                               dn);
+
+  const FilterReader reader(policy, filter);
+  hits += CountMatches(reader, KeyKind::kRandom, n, &ns);
+  samples->absent_ns.push_back(ns / dn);
+  hits += CountMatches(reader, KeyKind::kStored, n, &ns);
+  samples->stored_ns.push_back(ns / dn);
+
+  // Probe only: hash a chunk untimed, then time the probes.
+  const double probe = TimeProbeOnly(reader, n, hash_chunk, &hits);
+  samples->probe_ns.push_back(probe / static_cast<double>(n / kChunk * kChunk));
+  g_sink = hits;
+}
+
+// Prints a policy's row of medians, then its row of best runs.
+void PrintSpeedRows(const char* policy_name, const SpeedSamples& s,
+                    const std::vector<double>& hash_ns) {
+  std::printf("%-8s %7.2f %6.2f %7.2f %12.2f %12.2f %12.2f %12.2f %10.2f\n",
+              policy_name, Median(s.build_ns), Median(s.add_ns),
+              Median(s.finish_ns), Median(s.policy_ns), Median(s.absent_ns),
+              Median(s.stored_ns), Median(s.probe_ns), Median(hash_ns));
+  // The fastest run shows the cost without interference from other
+  // processes on a shared machine.
+  std::printf("%-8s %7.2f %6.2f %7.2f %12.2f %12.2f %12.2f %12.2f %10.2f\n",
+              "  (best)", Min(s.build_ns), Min(s.add_ns), Min(s.finish_ns),
+              Min(s.policy_ns), Min(s.absent_ns), Min(s.stored_ns),
+              Min(s.probe_ns), Min(hash_ns));
+}
+
+// For reference: the same blocked reader with the absent keys streamed
+// from one 16 MB array (memory-bound on small VMs). Prints its median.
+void StreamedKeysLine(size_t n, double bpk, int runs) {
+  const double dn = static_cast<double>(n);
   std::vector<char> keys(n * kKeySize);
   for (size_t i = 0; i < n; ++i) {
     MakeKey(KeyKind::kRandom, i, keys.data() + i * kKeySize);
@@ -307,6 +324,34 @@ void SpeedTable(size_t n, double bpk, int runs) {
       "blocked reader:abs with keys streamed from a %zu MB array: %.2f "
       "ns/key\n",
       n * kKeySize >> 20, Median(stream_ns));
+}
+
+void SpeedTable(size_t n, double bpk, int runs) {
+  PrintSpeedHeader(n, bpk, runs);
+  const std::vector<double> hash_ns = TimeHashOnly(n, runs);
+
+  // Precomputed hashes of the absent keys, a chunk at a time, for the
+  // probe-only column.
+  std::vector<uint64_t> hash_chunk(kChunk);
+
+  for (bool blocked : {true, false}) {
+    const auto policy =
+        blocked ? NewBloomFilterPolicy(bpk) : NewClassicBloomFilterPolicy(bpk);
+    SpeedSamples samples;
+    for (int r = 0; r < runs; ++r) {
+      TimeOneRun(policy.get(), n, &hash_chunk, &samples);
+    }
+    PrintSpeedRows(blocked ? "blocked" : "classic", samples, hash_ns);
+  }
+  std::printf(
+      "build = add + finish: AddKey of every key, then Finish. KeyMayMatch: "
+      "the FilterPolicy "
+      "call on absent keys\n(decodes the trailer per query). reader: "
+      "FilterReader (trailer decoded once) on absent or\nstored keys. "
+      "probe:abs: reader.HashMayMatch on precomputed hashes of absent keys. "
+      "hash: XXH3 only.\n");
+
+  StreamedKeysLine(n, bpk, runs);
 }
 
 }  // namespace

@@ -24,6 +24,27 @@ namespace {
 // Immutable uploads are sent in pipelines of about this many bytes.
 constexpr size_t kUploadPipelineBytes = size_t{8} << 20;
 
+// The field/value pairs of an HGETALL reply (an array).
+std::vector<std::pair<std::string, std::string>> HashFields(
+    const RedisReply& reply) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  const auto& e = reply.elements();
+  for (size_t i = 0; i + 1 < e.size(); i += 2) {
+    fields.emplace_back(e[i].str(), e[i + 1].str());
+  }
+  return fields;
+}
+
+// Whether the replies to HMGET <meta> bytes crc32c and STRLEN <filter> show
+// that Redis holds immutable filter e with its size and crc32c.
+bool RedisHoldsImmutable(const MirrorImmutableEntry& e, const RedisReply& meta,
+                         const RedisReply& len) {
+  return meta.is_array() && meta.elements().size() == 2 &&
+         meta.elements()[0].str() == absl::StrCat(e.size) &&
+         meta.elements()[1].str() == absl::StrFormat("%08x", e.crc32c) &&
+         len.is_integer() && static_cast<uint64_t>(len.integer()) == e.size;
+}
+
 }  // namespace
 
 std::vector<std::string> RedisMirrorWriter::ImmutableKeys(uint64_t id) const {
@@ -104,39 +125,27 @@ void RedisMirrorWriter::AppendLiveWhole(uint64_t id, const LiveFilter& f,
   cmds->push_back(std::move(hset));
 }
 
-absl::Status RedisMirrorWriter::PrepareRepublish(
-    const std::vector<MirrorImmutableEntry>& immutables, FetchFn fetch) {
-  trusted_ = false;
-  ResetStaged();
-  prepared_.clear();
-  absl::Status s = EnsureConnected();
-  if (s.ok()) s = MeasureClock();
-  if (!s.ok()) return Fail(s);
-
-  // What Redis holds now.
+absl::Status RedisMirrorWriter::ReadOldManifest() {
   const std::string manifest_key = keys_.manifest();
   absl::StatusOr<std::vector<RedisReply>> got =
       conn_->Pipeline({RedisArgs{"HGETALL", manifest_key}}, keys_.prefix());
-  if (!got.ok()) return Fail(got.status());
+  if (!got.ok()) return got.status();
   old_manifest_ = MirrorManifest();
   version_floor_ = published_.version;
   const RedisReply& all = (*got)[0];
   if (all.is_error()) {
     if (!all.str().starts_with("WRONGTYPE")) {
-      return Fail(absl::FailedPreconditionError(absl::StrFormat(
+      return absl::FailedPreconditionError(absl::StrFormat(
           "redis %s: HGETALL %s: %s", conn_->Describe(keys_.prefix()),
-          manifest_key, all.str())));
+          manifest_key, all.str()));
     }
     // Something else sits at the manifest key. The full commit replaces
     // it; it must be deleted first (the script's HGET would fail).
     got = conn_->Pipeline({RedisArgs{"DEL", manifest_key}}, keys_.prefix());
-    if (!got.ok()) return Fail(got.status());
+    if (!got.ok()) return got.status();
   } else if (all.is_array()) {
-    std::vector<std::pair<std::string, std::string>> fields;
-    const auto& e = all.elements();
-    for (size_t i = 0; i + 1 < e.size(); i += 2) {
-      fields.emplace_back(e[i].str(), e[i + 1].str());
-    }
+    const std::vector<std::pair<std::string, std::string>> fields =
+        HashFields(all);
     absl::StatusOr<MirrorManifest> m = DecodeManifest(fields);
     if (m.ok()) {
       old_manifest_ = std::move(*m);
@@ -150,8 +159,12 @@ absl::Status RedisMirrorWriter::PrepareRepublish(
       }
     }
   }
+  return absl::OkStatus();
+}
 
-  // Which immutable filters Redis lacks (or holds other bytes for).
+absl::StatusOr<std::vector<const MirrorImmutableEntry*>>
+RedisMirrorWriter::FindMissingImmutables(
+    const std::vector<MirrorImmutableEntry>& immutables) {
   std::vector<RedisArgs> checks;
   std::vector<const MirrorImmutableEntry*> checked;
   for (const MirrorImmutableEntry& e : immutables) {
@@ -161,54 +174,76 @@ absl::Status RedisMirrorWriter::PrepareRepublish(
     checked.push_back(&e);
   }
   std::vector<const MirrorImmutableEntry*> missing;
-  if (!checks.empty()) {
-    got = conn_->Pipeline(checks, keys_.prefix());
-    if (!got.ok()) return Fail(got.status());
-    for (size_t i = 0; i < checked.size(); i++) {
-      const MirrorImmutableEntry& e = *checked[i];
-      const RedisReply& meta = (*got)[2 * i];
-      const RedisReply& len = (*got)[2 * i + 1];
-      bool ok = meta.is_array() && meta.elements().size() == 2 &&
-                meta.elements()[0].str() == absl::StrCat(e.size) &&
-                meta.elements()[1].str() == absl::StrFormat("%08x", e.crc32c) &&
-                len.is_integer() &&
-                static_cast<uint64_t>(len.integer()) == e.size;
-      if (!ok) missing.push_back(&e);
+  if (checks.empty()) return missing;
+  absl::StatusOr<std::vector<RedisReply>> got =
+      conn_->Pipeline(checks, keys_.prefix());
+  if (!got.ok()) return got.status();
+  for (size_t i = 0; i < checked.size(); i++) {
+    const MirrorImmutableEntry& e = *checked[i];
+    if (!RedisHoldsImmutable(e, (*got)[2 * i], (*got)[2 * i + 1])) {
+      missing.push_back(&e);
     }
   }
+  return missing;
+}
+
+absl::Status RedisMirrorWriter::SendUploads(
+    const std::vector<RedisArgs>& uploads) {
+  if (uploads.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<RedisReply>> r =
+      conn_->Pipeline(uploads, keys_.prefix());
+  if (!r.ok()) return r.status();
+  for (size_t i = 0; i < r->size(); i++) {
+    if ((*r)[i].is_error()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("redis %s: %s: %s", conn_->Describe(keys_.prefix()),
+                          CommandName(uploads[i]), (*r)[i].str()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RedisMirrorWriter::UploadImmutables(
+    const std::vector<const MirrorImmutableEntry*>& missing, FetchFn fetch) {
   std::vector<RedisArgs> uploads;
   size_t bytes = 0;
-  auto send = [&]() -> absl::Status {
-    if (uploads.empty()) return absl::OkStatus();
-    absl::StatusOr<std::vector<RedisReply>> r =
-        conn_->Pipeline(uploads, keys_.prefix());
-    if (!r.ok()) return r.status();
-    for (size_t i = 0; i < r->size(); i++) {
-      if ((*r)[i].is_error()) {
-        return absl::FailedPreconditionError(
-            absl::StrFormat("redis %s: %s: %s", conn_->Describe(keys_.prefix()),
-                            CommandName(uploads[i]), (*r)[i].str()));
-      }
-    }
-    uploads.clear();
-    bytes = 0;
-    return absl::OkStatus();
-  };
   for (const MirrorImmutableEntry* e : missing) {
     absl::StatusOr<ImmutableUpload> u = fetch(*e);
-    if (!u.ok()) return Fail(u.status());
+    if (!u.ok()) return u.status();
     if (u->entry.crc32c != e->crc32c || u->entry.size != e->size) {
-      return Fail(absl::AbortedError(absl::StrFormat(
-          "immutable filter %d changed while being published", e->id)));
+      return absl::AbortedError(absl::StrFormat(
+          "immutable filter %d changed while being published", e->id));
     }
     AppendUpload(*u, version_floor_ + 1, &uploads);
     bytes += u->bytes.size();
     if (bytes >= kUploadPipelineBytes) {
-      s = send();
-      if (!s.ok()) return Fail(s);
+      absl::Status s = SendUploads(uploads);
+      if (!s.ok()) return s;
+      uploads.clear();
+      bytes = 0;
     }
   }
-  s = send();
+  return SendUploads(uploads);
+}
+
+absl::Status RedisMirrorWriter::PrepareRepublish(
+    const std::vector<MirrorImmutableEntry>& immutables, FetchFn fetch) {
+  trusted_ = false;
+  ResetStaged();
+  prepared_.clear();
+  absl::Status s = EnsureConnected();
+  if (s.ok()) s = MeasureClock();
+  if (!s.ok()) return Fail(s);
+
+  // What Redis holds now.
+  s = ReadOldManifest();
+  if (!s.ok()) return Fail(s);
+
+  // Which immutable filters Redis lacks (or holds other bytes for).
+  absl::StatusOr<std::vector<const MirrorImmutableEntry*>> missing =
+      FindMissingImmutables(immutables);
+  if (!missing.ok()) return Fail(missing.status());
+  s = UploadImmutables(*missing, fetch);
   if (!s.ok()) return Fail(s);
   prepared_ = immutables;
   return absl::OkStatus();

@@ -78,7 +78,7 @@ std::string RedisMirrorWriter::NewToken() {
 }
 
 int64_t RedisMirrorWriter::round_trips() const {
-  return conn_round_trips_ + (conn_ != nullptr ? conn_->round_trips() : 0);
+  return conn_ != nullptr ? conn_->round_trips() : 0;
 }
 
 absl::Status RedisMirrorWriter::Fail(absl::Status why) {
@@ -313,10 +313,6 @@ void RedisMirrorWriter::StageWatermark(uint64_t complete_seq,
 bool RedisMirrorWriter::has_staged() const {
   return !staged_->cmds.empty() || staged_->listing_set ||
          staged_->watermark_set;
-}
-
-void RedisMirrorWriter::DiscardStaged() {
-  staged_ = std::make_unique<Staged>();
 }
 
 absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {

@@ -9,10 +9,11 @@
 // Protocol (docs/redis_mirror.md):
 //   * Filters are written (SET, BITFIELD SET u1) before the manifest lists
 //     them; the commit script refuses to list a key that does not exist.
-//   * Every manifest change is one atomic commit (filter/redis_mirror_
-//     scripts.h) that checks the generation and version it expects, so a
-//     Redis that lost data (restart, flush, failover to a lagging replica)
-//     is noticed; so is a "writes" counter that every write pipeline bumps.
+//   * Every manifest change is one atomic commit
+//     (redis/mirror/redis_mirror_scripts.h) that checks the generation and
+//     version it expects, so a Redis that lost data (restart, flush, failover
+//     to a lagging replica) is noticed; so is a "writes" counter that every
+//     write pipeline bumps.
 //   * The lease: a key holding a token unique to each acquisition, with a
 //     TTL of px = lease_ttl - slack ms, set and renewed only by the commit
 //     script, which refuses to run after a server-clock deadline of
@@ -131,8 +132,6 @@ class RedisMirrorWriter {
   // was written. Clears the staged state either way. lease_base_ms as for
   // FinishRepublish (used when a commit is sent).
   absl::Status Flush(bool renew, int64_t lease_base_ms);
-  // Drops staged state without sending it.
-  void DiscardStaged();
 
   // Stages an UNLINK of retired filters whose grace has passed and that are
   // not listed (at most max_keys keys); they leave the retired set when the
@@ -200,11 +199,25 @@ class RedisMirrorWriter {
   void RetireUnlisted(const MirrorManifest& before, const MirrorManifest& after,
                       int64_t due_ms);
   std::string NewToken();
+  // PrepareRepublish's steps; each returns its error without calling Fail.
+  // Reads the manifest Redis holds into old_manifest_ (empty when there is
+  // none or it does not decode) and raises version_floor_ to its version;
+  // deletes a key of another type at the manifest key.
+  absl::Status ReadOldManifest();
+  // The entries of `immutables` whose filter or meta Redis lacks, or holds
+  // with another size or crc32c.
+  absl::StatusOr<std::vector<const MirrorImmutableEntry*>>
+  FindMissingImmutables(const std::vector<MirrorImmutableEntry>& immutables);
+  // Fetches and uploads the `missing` immutable filters, in pipelines of
+  // about kUploadPipelineBytes. Aborted when a filter changed meanwhile.
+  absl::Status UploadImmutables(
+      const std::vector<const MirrorImmutableEntry*>& missing, FetchFn fetch);
+  // Sends one pipeline of `uploads` (none: nothing); an error reply fails it.
+  absl::Status SendUploads(const std::vector<RedisArgs>& uploads);
 
   const RedisMirrorWriterOptions options_;
   const MirrorKeys keys_;
   std::unique_ptr<RedisConnection> conn_;
-  int64_t conn_round_trips_ = 0;  // of connections dropped since
 
   // Lower bound of (server Unix ms - steady ms); valid when have_clock_.
   bool have_clock_ = false;

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Compactions merged as several parts on several threads
 // (Options::max_subcompactions > 1) against the one-thread merge and a
@@ -21,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
 #include "gtest/gtest.h"
@@ -49,127 +49,160 @@ using test::WaitIdle;
 
 // --- 1. Same result as the one-thread merge, over several seeds ---
 
-class ParallelCompactionSeedTest : public ::testing::TestWithParam<int> {};
-
-TEST_P(ParallelCompactionSeedTest, SameReadsAsOneThreadAndTheModel) {
-  test::TempDir dir;
-  const std::vector<int> kSubcompactions = {1, 2, 3, 8};
-  std::vector<std::unique_ptr<DB>> dbs;
-  for (int n : kSubcompactions) {
-    dbs.push_back(
-        OpenOrDie(SmallOptions(n), dir.Join(absl::StrFormat("db%d", n))));
-    ASSERT_NE(nullptr, dbs.back());
-  }
+// One DB per entry of kSubcompactions, all fed the same random writes and
+// checked against one model, with snapshots held across compactions.
+class ParallelCompactionSeedTest : public ::testing::TestWithParam<int> {
+ protected:
+  // A snapshot of every DB and the model it sees.
   struct Held {
     std::vector<const Snapshot*> per_db;
     Model model;
   };
-  std::vector<Held> held;
+
+  static constexpr int kSubcompactions[] = {1, 2, 3, 8};
+  static constexpr int kKeys = 2000;
+  static constexpr int kSteps = 10000;
+  static constexpr size_t kMaxHeld = 3;
+
   // Snapshots must go before their DB, also when an assertion fails.
-  absl::Cleanup release_held = [&] {
-    for (Held& h : held) {
-      for (size_t d = 0; d < dbs.size(); d++) {
-        dbs[d]->ReleaseSnapshot(h.per_db[d]);
+  void TearDown() override { ReleaseHeld(); }
+
+  // Opens one DB per entry of kSubcompactions.
+  void OpenDbs() {
+    for (int n : kSubcompactions) {
+      dbs_.push_back(
+          OpenOrDie(SmallOptions(n), dir_.Join(absl::StrFormat("db%d", n))));
+      ASSERT_NE(nullptr, dbs_.back());
+    }
+  }
+
+  // One random operation on every DB (and the model) at `step`: a put, a
+  // delete, a batch, or taking or releasing a snapshot.
+  void RandomStep(int step) {
+    const int op = rnd_.Uniform(100);
+    if (op < 65) {
+      const std::string k = Key(rnd_.Uniform(kKeys));
+      const std::string v = RandomValue(&rnd_, absl::StrFormat("p%d", step),
+                                        40 + rnd_.Uniform(200));
+      for (auto& db : dbs_) ASSERT_TRUE(db->Put(WriteOptions(), k, v).ok());
+      model_[k] = v;
+      written_.insert(k);
+    } else if (op < 82) {
+      const std::string k = Key(rnd_.Uniform(kKeys));
+      for (auto& db : dbs_) ASSERT_TRUE(db->Delete(WriteOptions(), k).ok());
+      model_.erase(k);
+      written_.insert(k);
+    } else if (op < 97) {
+      ASSERT_NO_FATAL_FAILURE(WriteRandomBatch(step));
+    } else if (held_.size() < kMaxHeld && rnd_.OneIn(8)) {
+      Held h;
+      for (auto& db : dbs_) h.per_db.push_back(db->GetSnapshot());
+      h.model = model_;
+      held_.push_back(std::move(h));
+    } else if (!held_.empty() && rnd_.OneIn(12)) {
+      const size_t i = rnd_.Uniform(held_.size());
+      for (size_t d = 0; d < dbs_.size(); d++) {
+        dbs_[d]->ReleaseSnapshot(held_[i].per_db[d]);
+      }
+      held_.erase(held_.begin() + i);
+    }
+  }
+
+  // One batch of 1..8 random puts and deletes, written to every DB.
+  void WriteRandomBatch(int step) {
+    WriteBatch batch;
+    const int n = 1 + rnd_.Uniform(8);
+    for (int i = 0; i < n; i++) {
+      const std::string k = Key(rnd_.Uniform(kKeys));
+      written_.insert(k);
+      if (rnd_.OneIn(4)) {
+        batch.Delete(k);
+        model_.erase(k);
+      } else {
+        const std::string v = RandomValue(
+            &rnd_, absl::StrFormat("b%d.%d", step, i), 20 + rnd_.Uniform(100));
+        batch.Put(k, v);
+        model_[k] = v;
       }
     }
-  };
-  Model model;
-  std::set<std::string> written;
-  Random rnd(GetParam() * 1000003 + 17);
-  constexpr int kKeys = 2000;
-  constexpr int kSteps = 10000;
-  constexpr size_t kMaxHeld = 3;
+    for (auto& db : dbs_) {
+      WriteBatch copy = batch;
+      ASSERT_TRUE(db->Write(WriteOptions(), &copy).ok());
+    }
+  }
 
-  auto check_all = [&](const std::string& when) {
-    for (size_t d = 0; d < dbs.size(); d++) {
+  // Every DB reads as the model, and as each held snapshot's model.
+  void CheckAll(const std::string& when) {
+    for (size_t d = 0; d < dbs_.size(); d++) {
       const std::string where =
           absl::StrFormat("seed %d, %s, max_subcompactions=%d", GetParam(),
                           when, kSubcompactions[d]);
       ASSERT_NO_FATAL_FAILURE(
-          ExpectMatches(dbs[d].get(), nullptr, model, written, where));
-      for (size_t h = 0; h < held.size(); h++) {
+          ExpectMatches(dbs_[d].get(), nullptr, model_, written_, where));
+      for (size_t h = 0; h < held_.size(); h++) {
         ASSERT_NO_FATAL_FAILURE(ExpectMatches(
-            dbs[d].get(), held[h].per_db[d], held[h].model, written,
+            dbs_[d].get(), held_[h].per_db[d], held_[h].model, written_,
             absl::StrFormat("%s, snapshot %d", where, h)));
       }
     }
-  };
+  }
 
-  for (int step = 0; step < kSteps; step++) {
-    const int op = rnd.Uniform(100);
-    if (op < 65) {
-      const std::string k = Key(rnd.Uniform(kKeys));
-      const std::string v = RandomValue(&rnd, absl::StrFormat("p%d", step),
-                                        40 + rnd.Uniform(200));
-      for (auto& db : dbs) ASSERT_TRUE(db->Put(WriteOptions(), k, v).ok());
-      model[k] = v;
-      written.insert(k);
-    } else if (op < 82) {
-      const std::string k = Key(rnd.Uniform(kKeys));
-      for (auto& db : dbs) ASSERT_TRUE(db->Delete(WriteOptions(), k).ok());
-      model.erase(k);
-      written.insert(k);
-    } else if (op < 97) {
-      WriteBatch batch;
-      const int n = 1 + rnd.Uniform(8);
-      for (int i = 0; i < n; i++) {
-        const std::string k = Key(rnd.Uniform(kKeys));
-        written.insert(k);
-        if (rnd.OneIn(4)) {
-          batch.Delete(k);
-          model.erase(k);
-        } else {
-          const std::string v = RandomValue(
-              &rnd, absl::StrFormat("b%d.%d", step, i), 20 + rnd.Uniform(100));
-          batch.Put(k, v);
-          model[k] = v;
-        }
-      }
-      for (auto& db : dbs) {
-        WriteBatch copy = batch;
-        ASSERT_TRUE(db->Write(WriteOptions(), &copy).ok());
-      }
-    } else if (held.size() < kMaxHeld && rnd.OneIn(8)) {
-      Held h;
-      for (auto& db : dbs) h.per_db.push_back(db->GetSnapshot());
-      h.model = model;
-      held.push_back(std::move(h));
-    } else if (!held.empty() && rnd.OneIn(12)) {
-      const size_t i = rnd.Uniform(held.size());
-      for (size_t d = 0; d < dbs.size(); d++) {
-        dbs[d]->ReleaseSnapshot(held[i].per_db[d]);
-      }
-      held.erase(held.begin() + i);
-    }
-    if (step == kSteps / 2) {
-      ASSERT_NO_FATAL_FAILURE(check_all("mid-way"));
+  // CompactRange on every DB, then its levels are sorted (`strict`: no
+  // user key in two tables of a level).
+  void CompactAll(bool strict, const std::string& where) {
+    for (auto& db : dbs_) {
+      ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+      ASSERT_NO_FATAL_FAILURE(ExpectLevelsSorted(db.get(), strict, where));
     }
   }
-  ASSERT_NO_FATAL_FAILURE(check_all("after the writes"));
-  for (auto& db : dbs) {
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    ASSERT_NO_FATAL_FAILURE(ExpectLevelsSorted(db.get(), false, "compacted"));
+
+  // Releases every held snapshot.
+  void ReleaseHeld() {
+    for (Held& h : held_) {
+      for (size_t d = 0; d < dbs_.size(); d++) {
+        dbs_[d]->ReleaseSnapshot(h.per_db[d]);
+      }
+    }
+    held_.clear();
   }
-  ASSERT_NO_FATAL_FAILURE(check_all("after CompactRange with snapshots"));
-  std::move(release_held).Invoke();
-  held.clear();
-  for (auto& db : dbs) {
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    ASSERT_NO_FATAL_FAILURE(ExpectLevelsSorted(db.get(), true, "final"));
-  }
-  ASSERT_NO_FATAL_FAILURE(check_all("after the final CompactRange"));
 
   // The split DBs split; the one-thread DB never does.
-  for (size_t d = 0; d < dbs.size(); d++) {
-    const uint64_t splits = SplitCompactions(dbs[d].get());
-    RecordProperty(absl::StrFormat("splits_%d", kSubcompactions[d]),
-                   static_cast<int>(splits));
-    if (kSubcompactions[d] == 1) {
-      EXPECT_EQ(0u, splits);
-    } else {
-      EXPECT_GT(splits, 0u) << "max_subcompactions=" << kSubcompactions[d];
+  void ExpectSplits() {
+    for (size_t d = 0; d < dbs_.size(); d++) {
+      const uint64_t splits = SplitCompactions(dbs_[d].get());
+      RecordProperty(absl::StrFormat("splits_%d", kSubcompactions[d]),
+                     static_cast<int>(splits));
+      if (kSubcompactions[d] == 1) {
+        EXPECT_EQ(0u, splits);
+      } else {
+        EXPECT_GT(splits, 0u) << "max_subcompactions=" << kSubcompactions[d];
+      }
     }
   }
+
+  test::TempDir dir_;
+  std::vector<std::unique_ptr<DB>> dbs_;
+  std::vector<Held> held_;
+  Model model_;
+  std::set<std::string> written_;
+  Random rnd_{static_cast<uint64_t>(GetParam() * 1000003 + 17)};
+};
+
+TEST_P(ParallelCompactionSeedTest, SameReadsAsOneThreadAndTheModel) {
+  ASSERT_NO_FATAL_FAILURE(OpenDbs());
+  for (int step = 0; step < kSteps; step++) {
+    ASSERT_NO_FATAL_FAILURE(RandomStep(step));
+    if (step == kSteps / 2) {
+      ASSERT_NO_FATAL_FAILURE(CheckAll("mid-way"));
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(CheckAll("after the writes"));
+  ASSERT_NO_FATAL_FAILURE(CompactAll(false, "compacted"));
+  ASSERT_NO_FATAL_FAILURE(CheckAll("after CompactRange with snapshots"));
+  ReleaseHeld();
+  ASSERT_NO_FATAL_FAILURE(CompactAll(true, "final"));
+  ASSERT_NO_FATAL_FAILURE(CheckAll("after the final CompactRange"));
+  ExpectSplits();
 }
 
 INSTANTIATE_TEST_SUITE_P(ParallelCompaction, ParallelCompactionSeedTest,

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The mirror of a real DB in a real redis-server, read by RemoteFilter:
 // mirrors appear after flush and compaction and vanish (after the grace
@@ -52,6 +53,115 @@ class MirrorDbTest : public ::testing::Test {
     }
   }
 
+  // After a flush or compaction of `db`: background work done and the
+  // mirror `name` settled.
+  void WaitForMirror(DB* db, const std::string& name) {
+    ASSERT_TRUE(Impl(db)->WaitForBackgroundWork().ok());
+    ASSERT_TRUE(WaitMirrorSettled(db, server_.get(), name, dir_.path()))
+        << MirrorState(db);
+  }
+
+  // Every live table of mirror `keys`: its filter byte for byte, its meta
+  // and its manifest entry; the MemTable's live filter is listed with its
+  // sub-filter(s). Returns the table numbers and the manifest version.
+  void ExpectTablesMirrored(const MirrorKeys& keys, std::set<uint64_t>* before,
+                            uint64_t* version_before) {
+    std::vector<LocalTable> tables = OpenLocalTables(dir_.path());
+    ASSERT_GE(tables.size(), 2u);
+    auto m = ReadManifest(server_.get(), keys.name());
+    ASSERT_TRUE(m.ok()) << m.status();
+    for (const LocalTable& t : tables) {
+      before->insert(t.number);
+      auto bytes = server_->Call({"GET", keys.immutable(t.number)});
+      ASSERT_TRUE(bytes.ok());
+      EXPECT_EQ(*bytes, std::string(t.table->filter_data())) << t.number;
+      auto level =
+          server_->Call({"HGET", keys.immutable_meta(t.number), "level"});
+      ASSERT_TRUE(level.ok());
+      EXPECT_FALSE(level->empty());
+      auto smallest =
+          server_->Call({"HGET", keys.immutable_meta(t.number), "smallest"});
+      EXPECT_EQ(*smallest, t.smallest);
+      for (const auto& e : m->immutables) {
+        if (e.id != t.number) continue;
+        EXPECT_EQ(e.smallest, t.smallest);
+        EXPECT_EQ(e.largest, t.largest);
+      }
+    }
+    // The MemTable's live filter is listed with its sub-filter(s).
+    ASSERT_EQ(m->lives.size(), 1u);
+    EXPECT_FALSE(m->lives[0].subfilters.empty());
+    *version_before = m->version;
+  }
+
+  // After compacting everything: a newer manifest lists the new tables
+  // (present, meta levels as listed) and not some of `before`, returned in
+  // `gone`.
+  void ExpectManifestAfterCompaction(const MirrorKeys& keys,
+                                     const std::set<uint64_t>& before,
+                                     uint64_t version_before,
+                                     std::vector<uint64_t>* gone) {
+    auto m = ReadManifest(server_.get(), keys.name());
+    ASSERT_TRUE(m.ok());
+    EXPECT_GT(m->version, version_before);
+    std::set<uint64_t> after;
+    for (const auto& e : m->immutables) after.insert(e.id);
+    for (uint64_t n : before) {
+      if (!after.contains(n)) gone->push_back(n);
+    }
+    ASSERT_FALSE(gone->empty());
+    for (uint64_t n : after) {
+      EXPECT_EQ(*server_->Call({"EXISTS", keys.immutable(n)}), "1") << n;
+    }
+    // Meta levels follow the manifest (trivial moves included).
+    for (const auto& e : m->immutables) {
+      EXPECT_EQ(*server_->Call({"HGET", keys.immutable_meta(e.id), "level"}),
+                std::to_string(e.level))
+          << e.id;
+    }
+  }
+
+  // The `gone` tables' filters and metas stay for the grace period (1000 ms
+  // of it checked) after `unlisted_at`, then are deleted.
+  void ExpectRetiredTablesDeletedAfterGrace(const MirrorKeys& keys,
+                                            const std::vector<uint64_t>& gone,
+                                            int64_t unlisted_at) {
+    if (MirrorSteadyMs() < unlisted_at + 1000) {
+      for (uint64_t n : gone) {
+        EXPECT_EQ(*server_->Call({"EXISTS", keys.immutable(n)}), "1")
+            << "table " << n << " deleted within the grace period";
+      }
+    }
+    EXPECT_TRUE(WaitUntil([&] {
+      for (uint64_t n : gone) {
+        if (*server_->Call({"EXISTS", keys.immutable(n)}) != "0") return false;
+        if (*server_->Call({"EXISTS", keys.immutable_meta(n)}) != "0") {
+          return false;
+        }
+      }
+      return true;
+    })) << "retired table filters were not deleted";
+    EXPECT_GE(MirrorSteadyMs(), unlisted_at + 1000);
+  }
+
+  // Flushed MemTables' filters go too: only listed ones remain.
+  void ExpectOnlyListedMemTableFilters(const MirrorKeys& keys) {
+    EXPECT_TRUE(WaitUntil([&] {
+      auto now = ReadManifest(server_.get(), keys.name());
+      if (!now.ok()) return false;
+      std::set<std::string> listed;
+      for (const auto& e : now->lives) listed.insert(LiveField(e.id));
+      for (const std::string& k :
+           RedisKeys(server_.get(), keys.prefix() + "mem:*")) {
+        // siftdb:{follow}:mem:<id>:<i|meta>
+        std::string rest = k.substr(keys.prefix().size());
+        std::string field = rest.substr(0, rest.find(':', 4));
+        if (!listed.contains(field)) return false;
+      }
+      return true;
+    })) << "retired MemTable filters were not deleted";
+  }
+
   std::unique_ptr<RedisServer> server_;
   TempDir dir_;
 };
@@ -63,98 +173,24 @@ TEST_F(MirrorDbTest, MirrorsFollowFlushesAndCompactions) {
   ASSERT_NE(db, nullptr);
   WriteKeys(db.get(), 0, 4000);
   ASSERT_TRUE(Impl(db.get())->FlushMemTable().ok());
-  ASSERT_TRUE(Impl(db.get())->WaitForBackgroundWork().ok());
-  ASSERT_TRUE(WaitMirrorSettled(db.get(), server_.get(), "follow", dir_.path()))
-      << MirrorState(db.get());
+  ASSERT_NO_FATAL_FAILURE(WaitForMirror(db.get(), "follow"));
 
   // Every live table: its filter byte for byte, and its meta.
   MirrorKeys keys("follow");
-  std::vector<LocalTable> tables = OpenLocalTables(dir_.path());
-  ASSERT_GE(tables.size(), 2u);
-  auto m = ReadManifest(server_.get(), "follow");
-  ASSERT_TRUE(m.ok()) << m.status();
   std::set<uint64_t> before;
-  for (const LocalTable& t : tables) {
-    before.insert(t.number);
-    auto bytes = server_->Call({"GET", keys.immutable(t.number)});
-    ASSERT_TRUE(bytes.ok());
-    EXPECT_EQ(*bytes, std::string(t.table->filter_data())) << t.number;
-    auto level =
-        server_->Call({"HGET", keys.immutable_meta(t.number), "level"});
-    ASSERT_TRUE(level.ok());
-    EXPECT_FALSE(level->empty());
-    auto smallest =
-        server_->Call({"HGET", keys.immutable_meta(t.number), "smallest"});
-    EXPECT_EQ(*smallest, t.smallest);
-    for (const auto& e : m->immutables) {
-      if (e.id != t.number) continue;
-      EXPECT_EQ(e.smallest, t.smallest);
-      EXPECT_EQ(e.largest, t.largest);
-    }
-  }
-  // The MemTable's live filter is listed with its sub-filter(s).
-  ASSERT_EQ(m->lives.size(), 1u);
-  EXPECT_FALSE(m->lives[0].subfilters.empty());
-  const uint64_t version_before = m->version;
+  uint64_t version_before = 0;
+  ASSERT_NO_FATAL_FAILURE(ExpectTablesMirrored(keys, &before, &version_before));
 
   // Compact everything: new tables are listed, the old ones unlisted at
   // once but deleted only after the grace period.
   ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  ASSERT_TRUE(Impl(db.get())->WaitForBackgroundWork().ok());
-  ASSERT_TRUE(WaitMirrorSettled(db.get(), server_.get(), "follow", dir_.path()))
-      << MirrorState(db.get());
+  ASSERT_NO_FATAL_FAILURE(WaitForMirror(db.get(), "follow"));
   const int64_t unlisted_at = MirrorSteadyMs();
-  m = ReadManifest(server_.get(), "follow");
-  ASSERT_TRUE(m.ok());
-  EXPECT_GT(m->version, version_before);
-  std::set<uint64_t> after;
-  for (const auto& e : m->immutables) after.insert(e.id);
   std::vector<uint64_t> gone;
-  for (uint64_t n : before) {
-    if (!after.contains(n)) gone.push_back(n);
-  }
-  ASSERT_FALSE(gone.empty());
-  for (uint64_t n : after) {
-    EXPECT_EQ(*server_->Call({"EXISTS", keys.immutable(n)}), "1") << n;
-  }
-  // Meta levels follow the manifest (trivial moves included).
-  for (const auto& e : m->immutables) {
-    EXPECT_EQ(*server_->Call({"HGET", keys.immutable_meta(e.id), "level"}),
-              std::to_string(e.level))
-        << e.id;
-  }
-  if (MirrorSteadyMs() < unlisted_at + 1000) {
-    for (uint64_t n : gone) {
-      EXPECT_EQ(*server_->Call({"EXISTS", keys.immutable(n)}), "1")
-          << "table " << n << " deleted within the grace period";
-    }
-  }
-  EXPECT_TRUE(WaitUntil([&] {
-    for (uint64_t n : gone) {
-      if (*server_->Call({"EXISTS", keys.immutable(n)}) != "0") return false;
-      if (*server_->Call({"EXISTS", keys.immutable_meta(n)}) != "0") {
-        return false;
-      }
-    }
-    return true;
-  })) << "retired table filters were not deleted";
-  EXPECT_GE(MirrorSteadyMs(), unlisted_at + 1000);
-
-  // Flushed MemTables' filters go too: only listed ones remain.
-  EXPECT_TRUE(WaitUntil([&] {
-    auto now = ReadManifest(server_.get(), "follow");
-    if (!now.ok()) return false;
-    std::set<std::string> listed;
-    for (const auto& e : now->lives) listed.insert(LiveField(e.id));
-    for (const std::string& k :
-         RedisKeys(server_.get(), "siftdb:{follow}:mem:*")) {
-      // siftdb:{follow}:mem:<id>:<i|meta>
-      std::string rest = k.substr(keys.prefix().size());
-      std::string field = rest.substr(0, rest.find(':', 4));
-      if (!listed.contains(field)) return false;
-    }
-    return true;
-  })) << "retired MemTable filters were not deleted";
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectManifestAfterCompaction(keys, before, version_before, &gone));
+  ExpectRetiredTablesDeletedAfterGrace(keys, gone, unlisted_at);
+  ExpectOnlyListedMemTableFilters(keys);
 
   auto reader = OpenReader("follow");
   ASSERT_NE(reader, nullptr);

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // db_crashtest: kills db_stress with SIGKILL at random moments and checks
 // the DB after each kill.
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,30 +65,41 @@ std::string SelfDir() {
   return ec ? "." : self.parent_path().string();
 }
 
-int Main(int argc, char** argv) {
-  tools::ArgParser args("db_crashtest", "db_crashtest --db=DIR [--cycles=N]");
-  args.AddFlag("db", "DIR", "database directory (required; wiped first)");
-  args.AddFlag("cycles", "N", "kill/verify cycles (default 20)");
-  args.AddFlag("min_ms", "N", "shortest run before the kill (100)");
-  args.AddFlag("max_ms", "N", "longest run before the kill (1500)");
-  args.AddFlag("seed", "N", "random seed (default: time)");
-  args.AddFlag("bin_dir", "DIR",
-               "directory holding db_stress and ldb (default: this one)");
-  args.AddFlag("threads", "N", "db_stress threads (default 4)");
-  args.AddFlag("keys", "N", "db_stress key space (default 10000)");
-  args.AddBoolFlag("keep", "keep the DB after a successful run");
-  args.AddFlag("subcompactions", "N",
-               "db_stress threads per compaction (default: 1, 2 or 4 "
-               "drawn per cycle)");
-  args.AddFlag("remote_filter", "HOST:PORT",
-               "db_stress mirrors its filters to this Redis and verify checks "
-               "the mirror");
-  absl::Status s = args.Parse(argc, argv);
-  if (!s.ok() || !args.Has("db")) {
-    absl::FPrintF(stderr, "%s\n%s", s.ok() ? "--db is required" : s.ToString(),
-                  args.Usage());
-    return 2;
-  }
+// Registers every db_crashtest flag on *args.
+void AddCrashTestFlags(tools::ArgParser* args) {
+  args->AddFlag("db", "DIR", "database directory (required; wiped first)");
+  args->AddFlag("cycles", "N", "kill/verify cycles (default 20)");
+  args->AddFlag("min_ms", "N", "shortest run before the kill (100)");
+  args->AddFlag("max_ms", "N", "longest run before the kill (1500)");
+  args->AddFlag("seed", "N", "random seed (default: time)");
+  args->AddFlag("bin_dir", "DIR",
+                "directory holding db_stress and ldb (default: this one)");
+  args->AddFlag("threads", "N", "db_stress threads (default 4)");
+  args->AddFlag("keys", "N", "db_stress key space (default 10000)");
+  args->AddBoolFlag("keep", "keep the DB after a successful run");
+  args->AddFlag("subcompactions", "N",
+                "db_stress threads per compaction (default: 1, 2 or 4 "
+                "drawn per cycle)");
+#if SIFTDB_WITH_REDIS
+  args->AddFlag("remote_filter", "HOST:PORT",
+                "db_stress mirrors its filters to this Redis and verify checks "
+                "the mirror");
+#endif
+}
+
+// The numeric flags of a parsed command line.
+struct CrashTestFlags {
+  uint64_t cycles = 0;
+  uint64_t min_ms = 0;  // shortest run before the kill
+  uint64_t max_ms = 0;  // longest run before the kill
+  uint64_t seed = 0;
+  uint64_t threads = 0;  // passed on to db_stress
+  uint64_t keys = 0;     // passed on to db_stress
+};
+
+// Reads the numeric flags into *flags. On a malformed or inconsistent value
+// prints the problem to stderr and returns false (the caller exits with 2).
+bool ParseCrashTestFlags(const tools::ArgParser& args, CrashTestFlags* flags) {
   auto cycles = args.GetUint64("cycles", 20);
   auto min_ms = args.GetUint64("min_ms", 100);
   auto max_ms = args.GetUint64("max_ms", 1500);
@@ -100,97 +113,170 @@ int Main(int argc, char** argv) {
         threads.status(), keys.status()}) {
     if (!st.ok()) {
       absl::FPrintF(stderr, "%s\n%s", st.ToString(), args.Usage());
-      return 2;
+      return false;
     }
   }
   if (*max_ms < *min_ms) {
     absl::FPrintF(stderr, "--max_ms must be >= --min_ms\n");
-    return 2;
+    return false;
   }
-  // bin_dir holds both tools; by default the build tree layout
-  // (<build>/tools/{db_stress,ldb,db_crashtest}).
-  const std::string bin = args.GetString("bin_dir", SelfDir());
-  const std::string stress = bin + "/db_stress";
-  const std::string ldb = bin + "/ldb";
-  for (const std::string& tool : {stress, ldb}) {
+  *flags = {*cycles, *min_ms, *max_ms, *seed, *threads, *keys};
+  return true;
+}
+
+// Whether every one of `tools` is executable; prints the first that is not.
+bool ToolsExecutable(const std::vector<std::string>& tools) {
+  for (const std::string& tool : tools) {
     if (access(tool.c_str(), X_OK) != 0) {
       absl::FPrintF(stderr, "db_crashtest: %s not found\n", tool);
-      return 2;
+      return false;
     }
   }
-  const std::string db = args.GetString("db");
+  return true;
+}
+
+// Removes the DB at `db` and its expected-state file.
+void RemoveDbAndExpectedState(const std::string& db) {
   std::filesystem::remove_all(db);
   std::filesystem::remove(db + ".expected");
+}
 
-  Random rnd(*seed);
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> common = {"--db=" + db,
-                                     absl::StrFormat("--threads=%d", *threads),
-                                     absl::StrFormat("--keys=%d", *keys)};
-  if (args.Has("remote_filter")) {
-    common.push_back("--remote_filter=" + args.GetString("remote_filter"));
+// What every cycle runs against.
+struct CrashTestPlan {
+  std::string stress;               // the db_stress binary
+  std::string ldb;                  // the ldb binary
+  std::string db;                   // the DB directory
+  std::vector<std::string> common;  // db_stress flags of every run
+  // --subcompactions as given, or none: drawn per cycle.
+  std::optional<std::string> fixed_subcompactions;
+};
+
+// `head` followed by the plan's common db_stress flags.
+std::vector<std::string> WithCommonFlags(const CrashTestPlan& plan,
+                                         std::vector<std::string> head) {
+  head.insert(head.end(), plan.common.begin(), plan.common.end());
+  return head;
+}
+
+// Starts `db_stress --mode=run` with `stress_flags`, SIGKILLs it after
+// delay_ms. False (after printing why) when it did not start or exited on
+// its own before the kill.
+bool RunStressUntilKilled(const CrashTestPlan& plan, uint64_t cycle,
+                          uint64_t delay_ms,
+                          const std::vector<std::string>& stress_flags) {
+  std::vector<std::string> argv = {plan.stress, "--mode=run"};
+  argv.insert(argv.end(), stress_flags.begin(), stress_flags.end());
+  const pid_t pid = Spawn(WithCommonFlags(plan, argv), /*quiet=*/true);
+  if (pid < 0) {
+    absl::FPrintF(stderr, "cycle %d: cannot start db_stress\n", cycle);
+    return false;
   }
-  auto with = [&](std::vector<std::string> head) {
-    head.insert(head.end(), common.begin(), common.end());
-    return head;
-  };
-  for (uint64_t cycle = 0; cycle < *cycles; cycle++) {
-    const uint64_t delay = *min_ms + rnd.Uniform(*max_ms - *min_ms + 1);
-    // Compactions split over threads die mid-way too.
-    constexpr int kSubcompactionChoices[] = {1, 2, 4};
-    const int drawn = kSubcompactionChoices[rnd.Uniform(3)];
-    const std::string subcompactions = absl::StrFormat(
-        "--subcompactions=%s", args.Has("subcompactions")
-                                   ? args.GetString("subcompactions")
-                                   : std::to_string(drawn));
-    const pid_t pid = Spawn(with({stress, "--mode=run", subcompactions,
-                                  absl::StrFormat("--seed=%d", *seed + cycle)}),
-                            /*quiet=*/true);
-    if (pid < 0) {
-      absl::FPrintF(stderr, "cycle %d: cannot start db_stress\n", cycle);
-      return 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-    kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status)) {
-      // It stopped on its own before the kill: only a violation does that.
-      absl::FPrintF(stderr,
-                    "cycle %d: db_stress exited with %d before the "
-                    "kill (a live check failed)\n",
-                    cycle, WEXITSTATUS(status));
-      return 1;
-    }
-    const int verify = Run(with({stress, "--mode=verify"}), /*quiet=*/false);
-    if (verify != 0) {
-      absl::FPrintF(stderr,
-                    "cycle %d (killed after %d ms): verify failed "
-                    "(%d); DB left at %s\n",
-                    cycle, delay, verify, db);
-      return 1;
-    }
-    const int check = Run({ldb, "--db=" + db, "checkconsistency"}, true);
-    if (check != 0) {
-      absl::FPrintF(stderr,
-                    "cycle %d: ldb checkconsistency failed (%d); DB "
-                    "left at %s\n",
-                    cycle, check, db);
-      return 1;
-    }
-    absl::PrintF("cycle %d: killed after %d ms (%s), verified\n", cycle, delay,
-                 subcompactions);
-    fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) {
+    // It stopped on its own before the kill: only a violation does that.
+    absl::FPrintF(stderr,
+                  "cycle %d: db_stress exited with %d before the "
+                  "kill (a live check failed)\n",
+                  cycle, WEXITSTATUS(status));
+    return false;
+  }
+  return true;
+}
+
+// Runs `db_stress --mode=verify` and `ldb checkconsistency` on the killed
+// DB. False (after printing why) when either fails.
+bool VerifyAfterKill(const CrashTestPlan& plan, uint64_t cycle,
+                     uint64_t delay_ms) {
+  const int verify = Run(WithCommonFlags(plan, {plan.stress, "--mode=verify"}),
+                         /*quiet=*/false);
+  if (verify != 0) {
+    absl::FPrintF(stderr,
+                  "cycle %d (killed after %d ms): verify failed "
+                  "(%d); DB left at %s\n",
+                  cycle, delay_ms, verify, plan.db);
+    return false;
+  }
+  const int check =
+      Run({plan.ldb, "--db=" + plan.db, "checkconsistency"}, true);
+  if (check != 0) {
+    absl::FPrintF(stderr,
+                  "cycle %d: ldb checkconsistency failed (%d); DB "
+                  "left at %s\n",
+                  cycle, check, plan.db);
+    return false;
+  }
+  return true;
+}
+
+// One kill/verify cycle, drawing its delay and subcompactions from *rnd.
+// Prints one line when it passes; false (after printing why) when not.
+bool RunCrashCycle(const CrashTestPlan& plan, const CrashTestFlags& flags,
+                   uint64_t cycle, Random* rnd) {
+  const uint64_t delay =
+      flags.min_ms + rnd->Uniform(flags.max_ms - flags.min_ms + 1);
+  // Compactions split over threads die mid-way too.
+  constexpr int kSubcompactionChoices[] = {1, 2, 4};
+  const int drawn = kSubcompactionChoices[rnd->Uniform(3)];
+  const std::string subcompactions = absl::StrFormat(
+      "--subcompactions=%s", plan.fixed_subcompactions.has_value()
+                                 ? *plan.fixed_subcompactions
+                                 : std::to_string(drawn));
+  if (!RunStressUntilKilled(
+          plan, cycle, delay,
+          {subcompactions, absl::StrFormat("--seed=%d", flags.seed + cycle)})) {
+    return false;
+  }
+  if (!VerifyAfterKill(plan, cycle, delay)) return false;
+  absl::PrintF("cycle %d: killed after %d ms (%s), verified\n", cycle, delay,
+               subcompactions);
+  fflush(stdout);
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  tools::ArgParser args("db_crashtest", "db_crashtest --db=DIR [--cycles=N]");
+  AddCrashTestFlags(&args);
+  absl::Status s = args.Parse(argc, argv);
+  if (!s.ok() || !args.Has("db")) {
+    absl::FPrintF(stderr, "%s\n%s", s.ok() ? "--db is required" : s.ToString(),
+                  args.Usage());
+    return 2;
+  }
+  CrashTestFlags flags;
+  if (!ParseCrashTestFlags(args, &flags)) return 2;
+  // bin_dir holds both tools; by default the build tree layout
+  // (<build>/tools/{db_stress,ldb,db_crashtest}).
+  CrashTestPlan plan;
+  const std::string bin = args.GetString("bin_dir", SelfDir());
+  plan.stress = bin + "/db_stress";
+  plan.ldb = bin + "/ldb";
+  if (!ToolsExecutable({plan.stress, plan.ldb})) return 2;
+  plan.db = args.GetString("db");
+  RemoveDbAndExpectedState(plan.db);
+
+  Random rnd(flags.seed);
+  const auto start = std::chrono::steady_clock::now();
+  plan.common = {"--db=" + plan.db,
+                 absl::StrFormat("--threads=%d", flags.threads),
+                 absl::StrFormat("--keys=%d", flags.keys)};
+  if (args.Has("remote_filter")) {
+    plan.common.push_back("--remote_filter=" + args.GetString("remote_filter"));
+  }
+  if (args.Has("subcompactions")) {
+    plan.fixed_subcompactions = args.GetString("subcompactions");
+  }
+  for (uint64_t cycle = 0; cycle < flags.cycles; cycle++) {
+    if (!RunCrashCycle(plan, flags, cycle, &rnd)) return 1;
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  absl::PrintF("db_crashtest: %d cycles passed in %.1f s (seed %d)\n", *cycles,
-               secs, *seed);
-  if (!args.GetBool("keep")) {
-    std::filesystem::remove_all(db);
-    std::filesystem::remove(db + ".expected");
-  }
+  absl::PrintF("db_crashtest: %d cycles passed in %.1f s (seed %d)\n",
+               flags.cycles, secs, flags.seed);
+  if (!args.GetBool("keep")) RemoveDbAndExpectedState(plan.db);
   return 0;
 }
 

@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // db_stress: writes, deletes, batches, flushes and compacts from several
 // threads while recording what the DB acknowledged, then checks that the DB
@@ -32,7 +33,9 @@
 #include "tools/common/args.h"
 #include "tools/db_stress/expected_state.h"
 #include "tools/db_stress/powerloss.h"
+#if SIFTDB_WITH_REDIS
 #include "tools/db_stress/remote_check.h"
+#endif
 #include "tools/db_stress/stress.h"
 
 namespace siftdb::stress {
@@ -52,11 +55,13 @@ Options StressOptions(const tools::ArgParser& args) {
                                    ? static_cast<int>(std::min<uint64_t>(
                                          *subcompactions, uint64_t{1} << 20))
                                    : 0;
+#if SIFTDB_WITH_REDIS
   if (args.Has("remote_filter")) {
     options.remote_filter.mode = RemoteFilterOptions::Mode::kSync;
     options.remote_filter.endpoints = {args.GetString("remote_filter")};
     options.remote_filter.name = kMirrorName;
   }
+#endif
   return options;
 }
 
@@ -65,32 +70,38 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-int Main(int argc, char** argv) {
-  tools::ArgParser args("db_stress",
-                        "db_stress --db=DIR --mode=run|verify|powerloss");
-  args.AddFlag("db", "DIR", "database directory (required)");
-  args.AddFlag("mode", "MODE", "run, verify or powerloss");
-  args.AddFlag("threads", "N", "writer threads (default 4)");
-  args.AddFlag("keys", "N", "key space (default 10000)");
-  args.AddFlag("sync_fraction", "F", "fraction of synced writes (0.05)");
-  args.AddFlag("seed", "N", "random seed (default 1)");
-  args.AddFlag("duration_ms", "N", "run mode: stop after N ms (0: never)");
-  args.AddFlag("cycles", "N", "powerloss mode: crash cycles (default 10)");
-  args.AddBoolFlag("paranoid_checks", "open with paranoid_checks");
-  args.AddFlag("subcompactions", "N",
-               "Options::max_subcompactions, threads per compaction (1)");
-  args.AddFlag("remote_filter", "HOST:PORT",
-               "mirror filters to this Redis (sync) and check the mirror");
-  args.AddFlag("trust_wait_ms", "N",
-               "verify: wait this long for the mirror to be trusted (5000)");
-  absl::Status s = args.Parse(argc, argv);
-  if (!s.ok() || !args.Has("db") || !args.Has("mode")) {
-    absl::FPrintF(stderr, "%s\n%s",
-                  s.ok() ? "--db and --mode are required" : s.ToString(),
-                  args.Usage());
-    return 2;
-  }
+// Registers every db_stress flag on *args.
+void AddStressFlags(tools::ArgParser* args) {
+  args->AddFlag("db", "DIR", "database directory (required)");
+  args->AddFlag("mode", "MODE", "run, verify or powerloss");
+  args->AddFlag("threads", "N", "writer threads (default 4)");
+  args->AddFlag("keys", "N", "key space (default 10000)");
+  args->AddFlag("sync_fraction", "F", "fraction of synced writes (0.05)");
+  args->AddFlag("seed", "N", "random seed (default 1)");
+  args->AddFlag("duration_ms", "N", "run mode: stop after N ms (0: never)");
+  args->AddFlag("cycles", "N", "powerloss mode: crash cycles (default 10)");
+  args->AddBoolFlag("paranoid_checks", "open with paranoid_checks");
+  args->AddFlag("subcompactions", "N",
+                "Options::max_subcompactions, threads per compaction (1)");
+#if SIFTDB_WITH_REDIS
+  args->AddFlag("remote_filter", "HOST:PORT",
+                "mirror filters to this Redis (sync) and check the mirror");
+  args->AddFlag("trust_wait_ms", "N",
+                "verify: wait this long for the mirror to be trusted (5000)");
+#endif
+}
+
+// The numeric flags of a parsed command line.
+struct StressFlags {
   StressConfig config;
+  uint64_t duration_ms = 0;    // run mode: stop after this long (0: never)
+  uint64_t cycles = 0;         // powerloss mode: crash cycles
+  uint64_t trust_wait_ms = 0;  // verify: wait for the mirror to be trusted
+};
+
+// Reads the numeric flags into *flags. On a malformed or out-of-range value
+// prints the problem to stderr and returns false (the caller exits with 2).
+bool ParseStressFlags(const tools::ArgParser& args, StressFlags* flags) {
   auto threads = args.GetUint64("threads", 4);
   auto keys = args.GetUint64("keys", 10000);
   auto sync = args.GetDouble("sync_fraction", 0.05);
@@ -103,95 +114,156 @@ int Main(int argc, char** argv) {
         duration.status(), cycles.status(), trust_wait.status()}) {
     if (!st.ok()) {
       absl::FPrintF(stderr, "%s\n%s", st.ToString(), args.Usage());
-      return 2;
+      return false;
     }
   }
+  StressConfig& config = flags->config;
   config.threads = static_cast<int>(*threads);
   config.num_keys = static_cast<uint32_t>(*keys);
   config.sync_fraction = *sync;
   config.seed = *seed;
   if (config.threads < 1 || config.num_keys < 1) {
     absl::FPrintF(stderr, "--threads and --keys must be >= 1\n");
-    return 2;
+    return false;
   }
-  const std::string db_path = args.GetString("db");
-  const std::string mode = args.GetString("mode");
-  // The DB and its expected-state file sit side by side: create the
-  // directory holding them, as `mkdir -p` would, so --db=/new/dir/db works.
+  flags->duration_ms = *duration;
+  flags->cycles = *cycles;
+  flags->trust_wait_ms = *trust_wait;
+  return true;
+}
+
+// The DB and its expected-state file sit side by side: creates the
+// directory holding them, as `mkdir -p` would, so --db=/new/dir/db works.
+absl::Status CreateDbParentDirectory(const std::string& db_path) {
   const std::filesystem::path parent =
       std::filesystem::path(db_path).parent_path();
-  if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) {
-      return Fail(absl::FailedPreconditionError(
-          absl::StrFormat("--db=%s: cannot create directory %s: %s", db_path,
-                          parent.string(), ec.message())));
-    }
+  if (parent.empty()) return absl::OkStatus();
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("--db=%s: cannot create directory %s: %s", db_path,
+                        parent.string(), ec.message()));
   }
-  Options options = StressOptions(args);
+  return absl::OkStatus();
+}
 
-  const bool remote = args.Has("remote_filter");
-  if (mode == "powerloss") {
-    if (remote) {
-      absl::FPrintF(stderr, "--remote_filter works with --mode=run|verify\n");
-      return 2;
-    }
-    auto report = RunPowerLossCycles(db_path, options, config, *cycles);
-    if (!report.ok()) return Fail(report.status());
-    absl::PrintF("powerloss: %s\n", *report);
-    return 0;
-  }
-
-  auto state = ExpectedState::Open(db_path + ".expected", config.num_keys);
-  if (!state.ok()) return Fail(state.status());
-  auto db = DB::Open(options, db_path);
-  if (!db.ok()) return Fail(db.status());
-
-  if (mode == "verify") {
-    auto result = Verify(db->get(), state->get());
-    if (!result.ok()) return Fail(result.status());
-    absl::PrintF(
-        "verify: ok, %d keys present, in-flight writes: %d applied, %d not\n",
-        result->keys_present, result->keys_in_flight_applied,
-        result->keys_in_flight_lost);
-    if (remote) {
-      auto check =
-          CheckRemoteFilter(db->get(), args.GetString("remote_filter"),
-                            config.num_keys, static_cast<int>(*trust_wait));
-      if (!check.ok()) return Fail(check.status());
-      absl::PrintF(
-          "verify: remote filter ok, %d present keys all maybe; trusted at "
-          "open: %s, later: %s; %d of %d absent keys excluded\n",
-          check->present_keys, check->trusted_at_open ? "yes" : "no",
-          check->trusted_later ? "yes" : "no", check->absent_said_no,
-          check->absent_probed);
-    }
-    return 0;
-  }
-  if (mode != "run") {
-    absl::FPrintF(stderr, "unknown --mode=%s\n%s", mode, args.Usage());
+// --mode=powerloss: in-process power-loss cycles. Returns the exit status.
+int RunPowerLossMode(const tools::ArgParser& args, const std::string& db_path,
+                     const Options& options, const StressFlags& flags) {
+  if (args.Has("remote_filter")) {
+    absl::FPrintF(stderr, "--remote_filter works with --mode=run|verify\n");
     return 2;
   }
+  auto report =
+      RunPowerLossCycles(db_path, options, flags.config, flags.cycles);
+  if (!report.ok()) return Fail(report.status());
+  absl::PrintF("powerloss: %s\n", *report);
+  return 0;
+}
+
+#if SIFTDB_WITH_REDIS
+// Checks that the mirror at `endpoint` says "maybe" for every key `db`
+// holds, and prints what it found.
+absl::Status VerifyRemoteFilter(DB* db, const std::string& endpoint,
+                                const StressFlags& flags) {
+  auto check = CheckRemoteFilter(db, endpoint, flags.config.num_keys,
+                                 static_cast<int>(flags.trust_wait_ms));
+  if (!check.ok()) return check.status();
+  absl::PrintF(
+      "verify: remote filter ok, %d present keys all maybe; trusted at "
+      "open: %s, later: %s; %d of %d absent keys excluded\n",
+      check->present_keys, check->trusted_at_open ? "yes" : "no",
+      check->trusted_later ? "yes" : "no", check->absent_said_no,
+      check->absent_probed);
+  return absl::OkStatus();
+}
+#endif
+
+// --mode=verify: checks `db` against the expected state (and the mirror
+// with --remote_filter). Returns the exit status.
+int RunVerifyMode(const tools::ArgParser& args, DB* db, ExpectedState* state,
+                  const StressFlags& flags) {
+  auto result = Verify(db, state);
+  if (!result.ok()) return Fail(result.status());
+  absl::PrintF(
+      "verify: ok, %d keys present, in-flight writes: %d applied, %d not\n",
+      result->keys_present, result->keys_in_flight_applied,
+      result->keys_in_flight_lost);
+#if SIFTDB_WITH_REDIS
+  if (args.Has("remote_filter")) {
+    absl::Status s =
+        VerifyRemoteFilter(db, args.GetString("remote_filter"), flags);
+    if (!s.ok()) return Fail(s);
+  }
+#else
+  (void)args;
+  (void)flags;
+#endif
+  return 0;
+}
+
+// --mode=run: runs the workload until killed, or for flags.duration_ms
+// when that is > 0. Returns the exit status.
+int RunWorkloadMode(DB* db, ExpectedState* state, const StressFlags& flags) {
   std::atomic<bool> stop{false};
   std::thread timer;
-  if (*duration > 0) {
+  if (flags.duration_ms > 0) {
     timer = std::thread([&] {
       const auto end = std::chrono::steady_clock::now() +
-                       std::chrono::milliseconds(*duration);
+                       std::chrono::milliseconds(flags.duration_ms);
       while (!stop.load() && std::chrono::steady_clock::now() < end) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       stop.store(true);
     });
   }
-  s = RunWorkload(db->get(), state->get(), config, &stop,
-                  /*tolerate_write_errors=*/false);
+  absl::Status s = RunWorkload(db, state, flags.config, &stop,
+                               /*tolerate_write_errors=*/false);
   stop.store(true);
   if (timer.joinable()) timer.join();
   if (!s.ok()) return Fail(s);
   absl::PrintF("run: ok\n");
   return 0;
+}
+
+int Main(int argc, char** argv) {
+  tools::ArgParser args("db_stress",
+                        "db_stress --db=DIR --mode=run|verify|powerloss");
+  AddStressFlags(&args);
+  absl::Status s = args.Parse(argc, argv);
+  if (!s.ok() || !args.Has("db") || !args.Has("mode")) {
+    absl::FPrintF(stderr, "%s\n%s",
+                  s.ok() ? "--db and --mode are required" : s.ToString(),
+                  args.Usage());
+    return 2;
+  }
+  StressFlags flags;
+  if (!ParseStressFlags(args, &flags)) return 2;
+  const std::string db_path = args.GetString("db");
+  const std::string mode = args.GetString("mode");
+  s = CreateDbParentDirectory(db_path);
+  if (!s.ok()) return Fail(s);
+  Options options = StressOptions(args);
+
+  if (mode == "powerloss") {
+    return RunPowerLossMode(args, db_path, options, flags);
+  }
+
+  auto state =
+      ExpectedState::Open(db_path + ".expected", flags.config.num_keys);
+  if (!state.ok()) return Fail(state.status());
+  auto db = DB::Open(options, db_path);
+  if (!db.ok()) return Fail(db.status());
+
+  if (mode == "verify") {
+    return RunVerifyMode(args, db->get(), state->get(), flags);
+  }
+  if (mode != "run") {
+    absl::FPrintF(stderr, "unknown --mode=%s\n%s", mode, args.Usage());
+    return 2;
+  }
+  return RunWorkloadMode(db->get(), state->get(), flags);
 }
 
 }  // namespace

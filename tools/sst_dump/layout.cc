@@ -1,4 +1,5 @@
 // Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
 //
 // The block-level commands: verify and raw walk the file's blocks directly
 // (not through Table::Open), so they can describe a damaged table as far as
@@ -207,14 +208,11 @@ absl::Status Verify(Env* env, const std::string& path, std::FILE* out) {
   return absl::OkStatus();
 }
 
-absl::Status Raw(Env* env, const std::string& path, const DumpOptions& opts,
-                 std::FILE* out) {
-  uint64_t size = 0;
-  auto file = OpenFile(env, path, &size);
-  if (!file.ok()) return file.status();
-  auto layout = ReadLayout(**file, path, size);
-  if (!layout.ok()) return layout.status();
-  const Footer& footer = layout->footer;
+namespace {
+
+// Prints the file's size and its footer's fields.
+void PrintRawFooter(const std::string& path, uint64_t size,
+                    const Footer& footer, std::FILE* out) {
   std::fprintf(
       out,
       "%s: %llu bytes\nfooter at offset %llu (%zu bytes): metaindex "
@@ -228,122 +226,180 @@ absl::Status Raw(Env* env, const std::string& path, const DumpOptions& opts,
       static_cast<unsigned long long>(footer.index_handle.size()),
       footer.format_version,
       static_cast<unsigned long long>(kTableMagicNumber));
+}
+
+// Reads block b's stored bytes and trailer into *buf; *stored views them.
+// False when the block extends past `limit` (the footer) or cannot be
+// read; the reason is then printed and appended to *errors.
+bool ReadStoredBlock(const RandomAccessFile& file, const std::string& path,
+                     uint64_t limit, const BlockRef& b, std::string* buf,
+                     std::string_view* stored, std::FILE* out,
+                     std::vector<std::string>* errors) {
+  const uint64_t offset = b.handle.offset();
+  if (offset > limit || b.handle.size() > limit - offset ||
+      kBlockTrailerSize > limit - offset - b.handle.size()) {
+    std::fprintf(out, ": extends past the footer\n");
+    errors->push_back(absl::StrFormat(
+        "%s: %s at offset %d extends past the footer", path, b.label, offset));
+    return false;
+  }
+  const size_t n = static_cast<size_t>(b.handle.size());
+  buf->assign(n + kBlockTrailerSize, '\0');
+  absl::Status s = file.Read(offset, buf->size(), stored, buf->data());
+  if (s.ok() && stored->size() != buf->size()) {
+    s = absl::DataLossError(absl::StrFormat(
+        "%s: block at offset %d: truncated read", path, offset));
+  }
+  if (!s.ok()) {
+    std::fprintf(out, ": %s\n", std::string(s.message()).c_str());
+    errors->push_back(std::string(s.message()));
+    return false;
+  }
+  return true;
+}
+
+// Prints a filter block's trailer fields and a hex dump of it.
+void DumpFilterBlock(std::string_view data, std::FILE* out) {
+  FilterTrailer trailer;
+  if (DecodeFilterTrailer(data, &trailer)) {
+    std::fprintf(out,
+                 "  filter trailer: kind '%c', k %d, version %d, param %u\n",
+                 static_cast<char>(trailer.kind), trailer.k, trailer.version,
+                 trailer.param);
+  } else {
+    std::fprintf(out, "  filter trailer: not a siftdb filter encoding\n");
+  }
+  std::fputs(tools::HexDump(data).c_str(), out);
+}
+
+// How raw prints the value of an entry in a block of `kind`: a data
+// value, a property (hex; also decoded into *props) or a block handle.
+std::string RawEntryValue(BlockRef::Kind kind, std::string_view key,
+                          std::string_view value, const DumpOptions& opts,
+                          TableProperties* props) {
+  if (kind == BlockRef::kData) {
+    return "'" + tools::FormatBytes(value, opts.output_hex) + "'";
+  }
+  if (kind == BlockRef::kProperties) {
+    std::string hex = tools::ToHex(value);
+    (void)DecodeTableProperty(key, value, props);
+    return hex;
+  }
+  BlockHandle h;
+  std::string_view v = value;
+  return h.DecodeFrom(&v)
+             ? absl::StrFormat("offset %d, size %d", h.offset(), h.size())
+             : "(malformed handle) " + tools::ToHex(value);
+}
+
+// Prints the decoded table properties, one indented line each.
+void PrintDecodedProperties(const TableProperties& props, std::FILE* out) {
+  std::fprintf(out, "  decoded:\n");
+  std::string text = TablePropertiesToString(props);
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    std::fprintf(out, "    %s\n", text.substr(start, end - start).c_str());
+    start = end + 1;
+  }
+}
+
+// Prints every entry of key/value block b (data and index keys through
+// `icmp`), then for the properties block the decoded properties. An
+// iteration error is printed and appended to *errors.
+void DumpKvBlock(const Block& block, const BlockRef& b, const std::string& path,
+                 const Comparator* icmp, const DumpOptions& opts,
+                 std::FILE* out, std::vector<std::string>* errors) {
+  const bool internal = b.kind == BlockRef::kData || b.kind == BlockRef::kIndex;
+  auto it = block.NewIterator(internal ? icmp : BytewiseComparator(), path);
+  TableProperties props;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string key =
+        internal ? InternalKeyDebugString(it->key(), opts.output_hex)
+                 : tools::FormatBytes(it->key(), opts.output_hex);
+    const std::string value =
+        RawEntryValue(b.kind, it->key(), it->value(), opts, &props);
+    std::fprintf(out, "  %s => %s\n", key.c_str(), value.c_str());
+  }
+  if (!it->status().ok()) {
+    std::fprintf(out, "  %s\n", std::string(it->status().message()).c_str());
+    errors->push_back(std::string(it->status().message()));
+  }
+  if (b.kind == BlockRef::kProperties) PrintDecodedProperties(props, out);
+}
+
+// raw for one block: its place, stored type and CRC, then its contents
+// (a hex dump for filter and unknown meta blocks, else every entry).
+// Problems are printed and appended to *errors.
+void DumpRawBlock(const RandomAccessFile& file, const std::string& path,
+                  uint64_t limit, const BlockRef& b, const Comparator* icmp,
+                  const DumpOptions& opts, std::FILE* out,
+                  std::vector<std::string>* errors) {
+  const uint64_t offset = b.handle.offset();
+  std::fprintf(out, "\n%s at offset %llu, size %llu (+%zu-byte trailer)",
+               b.label.c_str(), static_cast<unsigned long long>(offset),
+               static_cast<unsigned long long>(b.handle.size()),
+               kBlockTrailerSize);
+  std::string buf;
+  std::string_view stored;
+  if (!ReadStoredBlock(file, path, limit, b, &buf, &stored, out, errors)) {
+    return;
+  }
+  const size_t n = static_cast<size_t>(b.handle.size());
+  const uint8_t type = static_cast<uint8_t>(stored[n]);
+  const bool crc_ok =
+      BlockChecksum(stored.substr(0, n), type) == DecodeFixed32(&stored[n + 1]);
+  std::fprintf(out, ", stored %s, crc %s\n", CompressionTypeName(type).c_str(),
+               crc_ok ? "ok" : "MISMATCH");
+  if (!crc_ok) {
+    errors->push_back(absl::StrFormat(
+        "%s: block at offset %d: checksum mismatch", path, offset));
+  }
+  const std::string context =
+      absl::StrFormat("%s: block at offset %d", path, offset);
+  auto contents = UncompressBlock(stored.substr(0, n), type, context);
+  if (!contents.ok()) {
+    std::fprintf(out, "  %s\n",
+                 std::string(contents.status().message()).c_str());
+    errors->push_back(std::string(contents.status().message()));
+    return;
+  }
+  if (b.kind == BlockRef::kFilter) {
+    DumpFilterBlock(contents->data(), out);
+    return;
+  }
+  if (b.kind == BlockRef::kOtherMeta) {
+    std::fputs(tools::HexDump(contents->data()).c_str(), out);
+    return;
+  }
+  if (contents->stored_type != kNoCompression) {
+    std::fprintf(out, "  uncompressed size %zu\n", contents->size);
+  }
+  auto block = Block::Create(std::move(*contents), offset, path);
+  if (!block.ok()) {
+    std::fprintf(out, "  %s\n", std::string(block.status().message()).c_str());
+    errors->push_back(std::string(block.status().message()));
+    return;
+  }
+  DumpKvBlock(**block, b, path, icmp, opts, out, errors);
+}
+
+}  // namespace
+
+absl::Status Raw(Env* env, const std::string& path, const DumpOptions& opts,
+                 std::FILE* out) {
+  uint64_t size = 0;
+  auto file = OpenFile(env, path, &size);
+  if (!file.ok()) return file.status();
+  auto layout = ReadLayout(**file, path, size);
+  if (!layout.ok()) return layout.status();
+  PrintRawFooter(path, size, layout->footer, out);
 
   InternalKeyComparator icmp(BytewiseComparator());
   const uint64_t limit = size - kFooterSize;
   std::vector<std::string> errors;
   for (const BlockRef& b : AllBlocks(*layout)) {
-    const uint64_t offset = b.handle.offset();
-    std::fprintf(out, "\n%s at offset %llu, size %llu (+%zu-byte trailer)",
-                 b.label.c_str(), static_cast<unsigned long long>(offset),
-                 static_cast<unsigned long long>(b.handle.size()),
-                 kBlockTrailerSize);
-    if (offset > limit || b.handle.size() > limit - offset ||
-        kBlockTrailerSize > limit - offset - b.handle.size()) {
-      std::fprintf(out, ": extends past the footer\n");
-      errors.push_back(
-          absl::StrFormat("%s: %s at offset %d extends past the footer", path,
-                          b.label, offset));
-      continue;
-    }
-    const size_t n = static_cast<size_t>(b.handle.size());
-    std::string buf(n + kBlockTrailerSize, '\0');
-    std::string_view stored;
-    absl::Status s = (*file)->Read(offset, buf.size(), &stored, buf.data());
-    if (s.ok() && stored.size() != buf.size()) {
-      s = absl::DataLossError(absl::StrFormat(
-          "%s: block at offset %d: truncated read", path, offset));
-    }
-    if (!s.ok()) {
-      std::fprintf(out, ": %s\n", std::string(s.message()).c_str());
-      errors.push_back(std::string(s.message()));
-      continue;
-    }
-    const uint8_t type = static_cast<uint8_t>(stored[n]);
-    const bool crc_ok = BlockChecksum(stored.substr(0, n), type) ==
-                        DecodeFixed32(&stored[n + 1]);
-    std::fprintf(out, ", stored %s, crc %s\n",
-                 CompressionTypeName(type).c_str(), crc_ok ? "ok" : "MISMATCH");
-    if (!crc_ok) {
-      errors.push_back(absl::StrFormat(
-          "%s: block at offset %d: checksum mismatch", path, offset));
-    }
-    const std::string context =
-        absl::StrFormat("%s: block at offset %d", path, offset);
-    auto contents = UncompressBlock(stored.substr(0, n), type, context);
-    if (!contents.ok()) {
-      std::fprintf(out, "  %s\n",
-                   std::string(contents.status().message()).c_str());
-      errors.push_back(std::string(contents.status().message()));
-      continue;
-    }
-    if (b.kind == BlockRef::kFilter) {
-      FilterTrailer trailer;
-      if (DecodeFilterTrailer(contents->data(), &trailer)) {
-        std::fprintf(
-            out, "  filter trailer: kind '%c', k %d, version %d, param %u\n",
-            static_cast<char>(trailer.kind), trailer.k, trailer.version,
-            trailer.param);
-      } else {
-        std::fprintf(out, "  filter trailer: not a siftdb filter encoding\n");
-      }
-      std::fputs(tools::HexDump(contents->data()).c_str(), out);
-      continue;
-    }
-    if (b.kind == BlockRef::kOtherMeta) {
-      std::fputs(tools::HexDump(contents->data()).c_str(), out);
-      continue;
-    }
-    if (contents->stored_type != kNoCompression) {
-      std::fprintf(out, "  uncompressed size %zu\n", contents->size);
-    }
-    auto block = Block::Create(std::move(*contents), offset, path);
-    if (!block.ok()) {
-      std::fprintf(out, "  %s\n",
-                   std::string(block.status().message()).c_str());
-      errors.push_back(std::string(block.status().message()));
-      continue;
-    }
-    const bool internal =
-        b.kind == BlockRef::kData || b.kind == BlockRef::kIndex;
-    auto it = (*block)->NewIterator(
-        internal ? static_cast<const Comparator*>(&icmp) : BytewiseComparator(),
-        path);
-    TableProperties props;
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const std::string key =
-          internal ? InternalKeyDebugString(it->key(), opts.output_hex)
-                   : tools::FormatBytes(it->key(), opts.output_hex);
-      std::string value;
-      if (b.kind == BlockRef::kData) {
-        value = "'" + tools::FormatBytes(it->value(), opts.output_hex) + "'";
-      } else if (b.kind == BlockRef::kProperties) {
-        value = tools::ToHex(it->value());
-        (void)DecodeTableProperty(it->key(), it->value(), &props);
-      } else {
-        BlockHandle h;
-        std::string_view v = it->value();
-        value =
-            h.DecodeFrom(&v)
-                ? absl::StrFormat("offset %d, size %d", h.offset(), h.size())
-                : "(malformed handle) " + tools::ToHex(it->value());
-      }
-      std::fprintf(out, "  %s => %s\n", key.c_str(), value.c_str());
-    }
-    if (!it->status().ok()) {
-      std::fprintf(out, "  %s\n", std::string(it->status().message()).c_str());
-      errors.push_back(std::string(it->status().message()));
-    }
-    if (b.kind == BlockRef::kProperties) {
-      std::fprintf(out, "  decoded:\n");
-      std::string text = TablePropertiesToString(props);
-      size_t start = 0;
-      while (start < text.size()) {
-        const size_t end = text.find('\n', start);
-        std::fprintf(out, "    %s\n", text.substr(start, end - start).c_str());
-        start = end + 1;
-      }
-    }
+    DumpRawBlock(**file, path, limit, b, &icmp, opts, out, &errors);
   }
   if (!errors.empty()) return absl::DataLossError(absl::StrJoin(errors, "\n"));
   return absl::OkStatus();
