@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Builds siftdb with -DSIFTDB_WITH_REDIS=OFF into build-noredis/ (or
+# $BUILD_DIR) and runs its tests. To prove the engine needs no hiredis, the
+# configure step sees a pkg-config path that holds libxxhash alone (hiredis
+# cannot be found even though it is installed), and afterwards no program
+# or library built may link libhiredis or carry a hiredis symbol. The
+# engine's suites that run here are the ones the main build runs too, minus
+# those that need a redis-server (not built in this configuration).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+BUILD_DIR=${BUILD_DIR:-build-noredis}
+
+pc_only=$(mktemp -d)
+trap 'rm -rf "$pc_only"' EXIT
+xxhash_pc=$(pkg-config --variable=pcfiledir libxxhash)/libxxhash.pc
+ln -s "$xxhash_pc" "$pc_only/libxxhash.pc"
+PKG_CONFIG_LIBDIR=$pc_only PKG_CONFIG_PATH="" \
+  BUILD_DIR=$BUILD_DIR bash scripts/build.sh -DSIFTDB_WITH_REDIS=OFF \
+  -DSIFTDB_BUILD_BENCH=ON
+
+bad=0
+while IFS= read -r f; do
+  if ldd "$f" 2>/dev/null | grep -q hiredis; then
+    echo "test_noredis: $f links libhiredis" >&2
+    bad=1
+  fi
+done < <(find "$BUILD_DIR" -type f -perm -u+x -name '*' ! -name '*.so*' \
+           -exec sh -c 'head -c 4 "$1" | grep -q ELF' _ {} \; -print)
+if nm -C "$BUILD_DIR/libsiftdb.a" | grep -qiE ' [TU] .*(redis[A-Z]|hiredis)'; then
+  echo "test_noredis: libsiftdb.a refers to hiredis" >&2
+  bad=1
+fi
+for absent in sift_bf sift_probe; do
+  if [[ -e $BUILD_DIR/tools/$absent ]]; then
+    echo "test_noredis: $absent was built without Redis" >&2
+    bad=1
+  fi
+done
+((bad == 0)) || exit 1
+echo "test_noredis: nothing links hiredis"
+
+cd "$BUILD_DIR"
+ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
