@@ -88,6 +88,17 @@ bool Compaction::ReleasableBefore(std::string_view user_key,
            ucmp->Compare(ExtractUserKey(files[i]->largest), user_key) < 0) {
       i++;
     }
+    // At level() >= 1 one user key may span neighbouring tables (F1 =
+    // [... b@100], F2 = [b@50 ...], written by older builds). Such a chain
+    // is released whole or not at all: releasing F1 while F2 stays would
+    // leave F2's older b@50 above the outputs holding b@100, so reads would
+    // find the older version first, and a crash or failed step would make
+    // that durable. Back off to before the chain.
+    while (which == 0 && i > cursor.next[which] && i < files.size() &&
+           ucmp->Compare(ExtractUserKey(files[i]->smallest),
+                         ExtractUserKey(files[i - 1]->largest)) <= 0) {
+      i--;
+    }
     consumed[which] = i - cursor.next[which];
     total += consumed[which];
   }

@@ -75,7 +75,9 @@ class Compaction {
   // on whose keys all precede user_key (always 0 for level 0, whose tables
   // overlap). True when at least one table is consumed and the outputs
   // finished so far (all before user_key) can join level() + 1 now, i.e. no
-  // unconsumed table of level() + 1 begins before user_key.
+  // unconsumed table of level() + 1 begins before user_key. A user key split
+  // over neighbouring tables of level() >= 1 is consumed whole, never in
+  // part: consumed[0] stops before such a chain until all of it is merged.
   bool ReleasableBefore(std::string_view user_key, const ReleaseCursor& cursor,
                         size_t consumed[2]) const;
 

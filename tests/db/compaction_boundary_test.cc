@@ -149,5 +149,77 @@ TEST_F(CompactionBoundaryTest, DisjointTablesAreLeftAlone) {
   EXPECT_EQ(Numbers(*c, 1), (std::vector<uint64_t>{20, 21}));
 }
 
+// Freeing inputs early never releases part of a split key's chain: level 1
+// table 10 ends with b@100 and table 11 starts with b@50. Past b, table 10
+// and the level-2 tables are merged, but table 11 still holds b@50:
+// releasing table 10 now would leave table 11 above the outputs holding
+// b@100, so reads would find the older version. The level-2 tables may go;
+// tables 10 and 11 go together once both are merged.
+TEST_F(CompactionBoundaryTest, EarlyReleaseWaitsForTheWholeSplitKeyChain) {
+  Install({{1, 10, "a", 100, "b", 100},
+           {1, 11, "b", 50, "d", 40},
+           {2, 20, "a", 30, "a", 20},
+           {2, 21, "a", 10, "b", 5},
+           {2, 22, "e", 9, "z", 1}});
+  MutexLock l(&mu_);
+  std::unique_ptr<Compaction> c = CompactLevel(1, "a", "b");
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(Numbers(*c, 0), (std::vector<uint64_t>{10, 11}));
+  ASSERT_EQ(Numbers(*c, 1), (std::vector<uint64_t>{20, 21}));
+  Compaction::ReleaseCursor cursor;
+  size_t consumed[2];
+  // At c: table 10 and both level-2 inputs are merged, table 11 is not.
+  ASSERT_TRUE(c->ReleasableBefore("c", cursor, consumed));
+  EXPECT_EQ(0u, consumed[0]) << "table 10 released without table 11";
+  EXPECT_EQ(2u, consumed[1]);
+  cursor.next[1] = 2;
+  // At e: table 11 is merged as well; the whole chain goes at once.
+  ASSERT_TRUE(c->ReleasableBefore("e", cursor, consumed));
+  EXPECT_EQ(2u, consumed[0]);
+  EXPECT_EQ(0u, consumed[1]);
+}
+
+// A chain over three tables: nothing of it goes until its last table is
+// merged, even when the first two are.
+TEST_F(CompactionBoundaryTest, EarlyReleaseKeepsALongerChainWhole) {
+  Install({{1, 10, "a", 100, "k", 50},
+           {1, 11, "k", 40, "k", 30},
+           {1, 12, "k", 20, "m", 10},
+           {2, 20, "a", 9, "b", 1}});
+  MutexLock l(&mu_);
+  std::unique_ptr<Compaction> c = CompactLevel(1, "a", "b");
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(Numbers(*c, 0), (std::vector<uint64_t>{10, 11, 12}));
+  Compaction::ReleaseCursor cursor;
+  size_t consumed[2];
+  // At l: tables 10 and 11 (all of k's newer versions) are merged, 12 is
+  // not; only level 2's table may go.
+  ASSERT_TRUE(c->ReleasableBefore("l", cursor, consumed));
+  EXPECT_EQ(0u, consumed[0]);
+  EXPECT_EQ(1u, consumed[1]);
+  cursor.next[1] = 1;
+  ASSERT_TRUE(c->ReleasableBefore("n", cursor, consumed));
+  EXPECT_EQ(3u, consumed[0]);
+}
+
+// Without a split key, a level-1 table is released as soon as it and the
+// level-2 tables before the current key are merged.
+TEST_F(CompactionBoundaryTest, EarlyReleaseFreesATableWithoutSharedKeys) {
+  Install({{1, 10, "a", 100, "b", 100},
+           {1, 11, "c", 50, "d", 40},
+           {2, 20, "a", 30, "b", 5},
+           {2, 22, "e", 9, "z", 1}});
+  MutexLock l(&mu_);
+  std::unique_ptr<Compaction> c = CompactLevel(1, "a", "d");
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(Numbers(*c, 0), (std::vector<uint64_t>{10, 11}));
+  ASSERT_EQ(Numbers(*c, 1), (std::vector<uint64_t>{20}));
+  Compaction::ReleaseCursor cursor;
+  size_t consumed[2];
+  ASSERT_TRUE(c->ReleasableBefore("c", cursor, consumed));
+  EXPECT_EQ(1u, consumed[0]);
+  EXPECT_EQ(1u, consumed[1]);
+}
+
 }  // namespace
 }  // namespace siftdb
