@@ -3,6 +3,8 @@
 
 #include "db/builder.h"
 
+#include <utility>
+
 #include "db/filename.h"
 #include "db/table_cache.h"
 #include "table/table_builder.h"
@@ -11,7 +13,8 @@ namespace siftdb {
 
 absl::Status BuildTable(const std::string& dbname, Env* env,
                         const TableOptions& options, TableCache* table_cache,
-                        Iterator* iter, FileMetaData* meta) {
+                        Iterator* iter, FileMetaData* meta,
+                        std::vector<uint64_t> input_files) {
   meta->file_size = 0;
   iter->SeekToFirst();
   const std::string fname = TableFileName(dbname, meta->number);
@@ -20,6 +23,7 @@ absl::Status BuildTable(const std::string& dbname, Env* env,
     auto file = env->NewWritableFile(fname);
     if (!file.ok()) return file.status();
     TableBuilder builder(options, file->get());
+    if (!input_files.empty()) builder.SetInputFiles(std::move(input_files));
     meta->smallest = std::string(iter->key());
     std::string_view last_key;
     for (; iter->Valid(); iter->Next()) {

@@ -8,6 +8,7 @@
 #define SIFTDB_DB_BUILDER_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "db/version_edit.h"
@@ -22,10 +23,15 @@ class TableCache;
 // On success with entries: meta->file_size, smallest and largest are set.
 // With no entries: OK, meta->file_size == 0 and no file is left behind.
 // On error the partial file is removed.
+// input_files: the files the table's data wholly comes from (the log a
+// flush empties), recorded as the table's siftdb.input.files property so
+// that RepairDB without a MANIFEST can tell them superseded; empty when the
+// table holds only part of its source (a recovery flush mid-log).
 // REQUIRES: meta->number set; iter positioned anywhere.
 absl::Status BuildTable(const std::string& dbname, Env* env,
                         const TableOptions& options, TableCache* table_cache,
-                        Iterator* iter, FileMetaData* meta);
+                        Iterator* iter, FileMetaData* meta,
+                        std::vector<uint64_t> input_files);
 
 }  // namespace siftdb
 

@@ -146,7 +146,10 @@ class DBImpl : public DB {
       ABSL_LOCKS_EXCLUDED(mutex_);
   absl::Status OpenCompactionOutputFile(CompactionPart* part)
       ABSL_LOCKS_EXCLUDED(mutex_);
-  absl::Status FinishCompactionOutputFile(CompactionPart* part, Iterator* input)
+  // Finishes, syncs and checks the part's current output; records in it
+  // (siftdb.input.files) the inputs it completes (see MergedInputsUpTo).
+  absl::Status FinishCompactionOutputFile(const Compaction& c,
+                                          CompactionPart* part, Iterator* input)
       ABSL_LOCKS_EXCLUDED(mutex_);
   // Frees inputs early (Options::free_compaction_inputs_early): installs
   // the part's finished, not yet installed outputs into level + 1, removes
@@ -179,7 +182,10 @@ class DBImpl : public DB {
   // erases it once the edit is applied (or has failed). With null, the
   // caller must not let RemoveObsoleteFiles run before applying the edit
   // (recovery in Open).
-  absl::Status WriteLevel0Table(MemTable* mem, VersionEdit* edit,
+  // emptied_log: the log whose whole content mem holds (recorded in the
+  // table's siftdb.input.files), or 0 when mem holds only part of a log.
+  absl::Status WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
+                                VersionEdit* edit,
                                 uint64_t* kept_pending = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RemoveObsoleteFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

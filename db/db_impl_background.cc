@@ -54,7 +54,8 @@ void DBImpl::RecordBackgroundError(const absl::Status& s) {
   }
 }
 
-absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
+absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
+                                      VersionEdit* edit,
                                       uint64_t* kept_pending) {
   const uint64_t start_micros = env_->NowMicros();
   FileMetaData meta;
@@ -64,8 +65,10 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, VersionEdit* edit,
   absl::Status s;
   {
     mutex_.Unlock();
+    std::vector<uint64_t> inputs;
+    if (emptied_log != 0) inputs.push_back(emptied_log);
     s = BuildTable(dbname_, env_, table_options_, table_cache_.get(),
-                   iter.get(), &meta);
+                   iter.get(), &meta, std::move(inputs));
     mutex_.Lock();
   }
   if (kept_pending != nullptr) {
@@ -90,7 +93,8 @@ void DBImpl::CompactMemTable() {
   mutex_.AssertHeld();
   VersionEdit edit;
   uint64_t table_number = 0;
-  absl::Status s = WriteLevel0Table(imm_, &edit, &table_number);
+  absl::Status s =
+      WriteLevel0Table(imm_, imm_logfile_number_, &edit, &table_number);
   if (s.ok()) {
     // Logs older than the current one are no longer needed.
     edit.SetPrevLogNumber(0);

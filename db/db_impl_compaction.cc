@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -22,6 +23,36 @@ namespace {
 
 // Status message of a part that stopped because another part failed.
 constexpr char kOtherPartFailed[] = "another part of the compaction failed";
+
+// The inputs of c whose every entry this part has merged once its output
+// ending at largest_user_key is finished: those lying wholly inside
+// [the part's begin, largest_user_key]. (Outputs end between user keys, so
+// all entries of largest_user_key are in that output.) An input reaching
+// into another part is never named: that part may not have finished.
+// Recorded so that RepairDB without a MANIFEST can tell these inputs
+// superseded; a name too few only keeps a table repair could have dropped.
+std::vector<uint64_t> MergedInputsUpTo(const Comparator* ucmp,
+                                       const Compaction& c, bool has_begin,
+                                       const std::string& begin,
+                                       std::string_view largest_user_key,
+                                       std::set<uint64_t>* named) {
+  std::vector<uint64_t> out;
+  for (int which = 0; which < 2; which++) {
+    for (int i = 0; i < c.num_input_files(which); i++) {
+      const FileMetaData* f = c.input(which, i);
+      if (named->count(f->number) > 0) continue;
+      if (has_begin && ucmp->Compare(ExtractUserKey(f->smallest), begin) < 0) {
+        continue;
+      }
+      if (ucmp->Compare(ExtractUserKey(f->largest), largest_user_key) > 0) {
+        continue;
+      }
+      named->insert(f->number);
+      out.push_back(f->number);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -47,6 +78,8 @@ struct DBImpl::CompactionPart {
   std::unique_ptr<TableBuilder> builder;
   uint64_t total_bytes = 0;
   absl::Status status;
+  // Inputs already named in an output's siftdb.input.files.
+  std::set<uint64_t> named_inputs;
 
   CompactionOutput* current_output() { return &outputs.back(); }
 };
@@ -156,11 +189,17 @@ absl::Status DBImpl::OpenCompactionOutputFile(CompactionPart* part) {
   return absl::OkStatus();
 }
 
-absl::Status DBImpl::FinishCompactionOutputFile(CompactionPart* part,
+absl::Status DBImpl::FinishCompactionOutputFile(const Compaction& c,
+                                                CompactionPart* part,
                                                 Iterator* input) {
   CompactionOutput* out = part->current_output();
   absl::Status s = input->status();
   if (s.ok()) {
+    if (!out->largest.empty()) {
+      part->builder->SetInputFiles(MergedInputsUpTo(
+          internal_comparator_.user_comparator(), c, part->has_begin,
+          part->begin, ExtractUserKey(out->largest), &part->named_inputs));
+    }
     s = part->builder->Finish();
   } else {
     part->builder->Abandon();
@@ -427,7 +466,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
       size_t consumed[2];
       if (c->ReleasableBefore(ikey.user_key, part->release, consumed)) {
         if (part->builder != nullptr) {
-          status = FinishCompactionOutputFile(part, input);
+          status = FinishCompactionOutputFile(*c, part, input);
           if (!status.ok()) break;
         }
         cut_pending = false;
@@ -440,7 +479,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
     }
     if (cut_pending && new_user_key && part->builder != nullptr) {
       cut_pending = false;
-      status = FinishCompactionOutputFile(part, input);
+      status = FinishCompactionOutputFile(*c, part, input);
       if (!status.ok()) break;
     }
 
@@ -506,7 +545,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
     input->Next();
   }
   if (status.ok() && part->builder != nullptr) {
-    status = FinishCompactionOutputFile(part, input);
+    status = FinishCompactionOutputFile(*c, part, input);
   }
   if (status.ok()) status = input->status();
   if (!status.ok()) {

@@ -384,7 +384,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
     if (mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       compactions++;
       *save_manifest = true;
-      status = WriteLevel0Table(mem, edit);
+      status = WriteLevel0Table(mem, /*emptied_log=*/0, edit);  // part of it
       mem->Unref();
       mem = nullptr;
       if (!status.ok()) break;
@@ -400,7 +400,9 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
   // and is deleted once the MANIFEST no longer needs it.
   if (status.ok() && mem != nullptr) {
     *save_manifest = true;
-    status = WriteLevel0Table(mem, edit);
+    // Names the log only when this table holds all of it that no earlier
+    // table of this recovery holds.
+    status = WriteLevel0Table(mem, log_number, edit);
   }
   if (mem != nullptr) mem->Unref();
   return status;

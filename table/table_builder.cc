@@ -122,6 +122,13 @@ void TableBuilder::WriteRawBlock(std::string_view contents,
   }
 }
 
+void TableBuilder::SetInputFiles(std::vector<uint64_t> numbers) {
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  props_.has_input_files = true;
+  props_.input_files = std::move(numbers);
+}
+
 absl::Status TableBuilder::Finish() {
   if (closed_) {
     return absl::FailedPreconditionError(

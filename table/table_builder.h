@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "siftdb/env.h"
@@ -46,6 +47,11 @@ class TableBuilder {
   // Writes the last data block, the filter, index, properties and metaindex
   // blocks and the footer. REQUIRES: Finish()/Abandon() not called.
   absl::Status Finish();
+
+  // Records the files this table is made from (property
+  // siftdb.input.files, sorted ascending). May be called any time before
+  // Finish(); a later call replaces an earlier one.
+  void SetInputFiles(std::vector<uint64_t> numbers);
 
   // Gives up on the table; the caller deletes the file.
   void Abandon();

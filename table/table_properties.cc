@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "table/internal_key.h"
 #include "util/absl_compat.h"
 #include "util/coding.h"
@@ -74,6 +75,12 @@ std::vector<std::pair<std::string, std::string>> EncodeTableProperties(
   out.emplace_back(pn::kFilterBitsPerKey,
                    DoubleValue(props.filter_bits_per_key));
   out.emplace_back(pn::kFormatVersion, VarintValue(props.format_version));
+  if (props.has_input_files) {
+    std::string v;
+    PutVarint64(&v, props.input_files.size());
+    for (uint64_t number : props.input_files) PutVarint64(&v, number);
+    out.emplace_back(pn::kInputFiles, std::move(v));
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -110,6 +117,24 @@ absl::Status DecodeTableProperty(std::string_view name, std::string_view value,
     props->format_version = static_cast<uint32_t>(v);
     return absl::OkStatus();
   }
+  if (name == pn::kInputFiles) {
+    std::string_view in = value;
+    uint64_t count;
+    // Each number takes at least one byte: a count above the bytes left
+    // is damage, checked before anything is allocated.
+    if (!GetVarint64(&in, &count) || count > in.size()) return bad();
+    std::vector<uint64_t> numbers;
+    numbers.reserve(count);
+    for (uint64_t i = 0; i < count; i++) {
+      uint64_t number;
+      if (!GetVarint64(&in, &number)) return bad();
+      numbers.push_back(number);
+    }
+    if (!in.empty()) return bad();
+    props->has_input_files = true;
+    props->input_files = std::move(numbers);
+    return absl::OkStatus();
+  }
   props->unknown.emplace_back(std::string(name), std::string(value));
   return absl::OkStatus();
 }
@@ -127,6 +152,11 @@ std::string TablePropertiesToString(const TableProperties& props) {
   line(pn::kFilterPolicy, props.filter_policy_name);
   line(pn::kFilterBitsPerKey, absl::StrFormat("%g", props.filter_bits_per_key));
   line(pn::kFormatVersion, absl::StrFormat("%d", props.format_version));
+  if (props.has_input_files) {
+    line(pn::kInputFiles, props.input_files.empty()
+                              ? std::string("(none)")
+                              : absl::StrJoin(props.input_files, " "));
+  }
   line(pn::kSmallestKey, props.smallest_key.empty()
                              ? std::string("(none)")
                              : InternalKeyDebugString(props.smallest_key,

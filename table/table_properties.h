@@ -53,6 +53,13 @@ struct TableProperties {
   // Unix seconds when the table was finished.
   uint64_t creation_time = 0;
   uint32_t format_version = 0;
+  // The files this table was made from, when the writer recorded them
+  // (has_input_files): the log a flush emptied, or the input tables a
+  // compaction output fully merged (see db/builder.h and
+  // DBImpl::FinishCompactionOutputFile). Repair, with no readable MANIFEST,
+  // drops any file a surviving table names here: its data is superseded.
+  bool has_input_files = false;
+  std::vector<uint64_t> input_files;
 
   // Properties read from a table that this reader does not know
   // (name -> raw value); never written back by TableBuilder.
@@ -72,6 +79,8 @@ inline constexpr char kFilterPolicy[] = "siftdb.filter.policy";
 inline constexpr char kFilterSize[] = "siftdb.filter.size";
 inline constexpr char kFormatVersion[] = "siftdb.format.version";
 inline constexpr char kIndexSize[] = "siftdb.index.size";
+// varint64 count, then that many varint64 file numbers (ascending).
+inline constexpr char kInputFiles[] = "siftdb.input.files";
 inline constexpr char kLargestKey[] = "siftdb.key.largest";
 inline constexpr char kSmallestKey[] = "siftdb.key.smallest";
 inline constexpr char kNumDeletions[] = "siftdb.num.deletions";

@@ -237,5 +237,44 @@ TEST(FormatTest, PropertiesRoundTripAndUnknownNames) {
   }
 }
 
+// siftdb.input.files: absent unless recorded; round-trips; a count larger
+// than the bytes that follow, a truncated number or trailing bytes are
+// DataLoss (checked before anything is allocated).
+TEST(FormatTest, InputFilesPropertyRoundTripAndDamage) {
+  TableProperties none;
+  for (const auto& [name, value] : EncodeTableProperties(none)) {
+    EXPECT_NE(name, property_names::kInputFiles);
+  }
+  TableProperties p;
+  p.has_input_files = true;
+  p.input_files = {5, 300, uint64_t{1} << 40};
+  std::string stored;
+  for (const auto& [name, value] : EncodeTableProperties(p)) {
+    if (name == property_names::kInputFiles) stored = value;
+  }
+  ASSERT_FALSE(stored.empty());
+  TableProperties d;
+  ASSERT_TRUE(
+      DecodeTableProperty(property_names::kInputFiles, stored, &d).ok());
+  EXPECT_TRUE(d.has_input_files);
+  EXPECT_EQ(d.input_files, p.input_files);
+
+  for (const std::string& bad :
+       {std::string("\xff\xff\xff\xff\x0f", 5),  // count 2^32-1, no numbers
+        std::string("\x02\x05", 2),              // 2 numbers, 1 present
+        std::string("\x01\x80", 2),              // truncated varint
+        std::string("\x01\x05\x06", 3)}) {       // trailing byte
+    TableProperties t;
+    EXPECT_EQ(DecodeTableProperty(property_names::kInputFiles, bad, &t).code(),
+              absl::StatusCode::kDataLoss);
+  }
+  TableProperties empty;
+  ASSERT_TRUE(DecodeTableProperty(property_names::kInputFiles,
+                                  std::string("\x00", 1), &empty)
+                  .ok());
+  EXPECT_TRUE(empty.has_input_files);
+  EXPECT_TRUE(empty.input_files.empty());
+}
+
 }  // namespace
 }  // namespace siftdb
