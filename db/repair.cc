@@ -4,33 +4,41 @@
 // RepairDB: rebuilds a database from whatever of its logs and tables is
 // still readable, when the MANIFEST or some table is damaged.
 //
-// 1. Every log is replayed (damaged records skipped) into level-0 tables.
-// 2. Every table is read block by block with checksums verified; a table
+// 1. The newest readable MANIFEST and the tables' recorded inputs decide
+//    which logs and tables are superseded (db/repair_plan.h): those are set
+//    aside, so repair never brings back a value the database no longer
+//    returned (an obsolete table's older version, a deleted key).
+// 2. Every other log is replayed (damaged records skipped) into level-0
+//    tables.
+// 3. Every table is read block by block with checksums verified; a table
 //    whose footer or index cannot be read is set aside whole, damaged data
 //    blocks are skipped.
-// 3. All readable entries are merged in internal-key order (so the newest
-//    version of each key wins, whatever file it was in) into new tables at
-//    level 1, dropping versions that are shadowed and deletions that have
-//    nothing left to hide.
-// 4. A new MANIFEST naming just those tables is written and CURRENT is
-//    pointed at it; the old files are removed, except damaged ones, which
-//    are moved to <db>/lost/ for inspection.
+// 4. The entries are merged so that, per user key, the one from the
+//    newest source wins (lowest rank, then highest sequence: see
+//    repair_plan.h), into new tables at level 1, dropping shadowed
+//    versions and deletions that have nothing left to hide.
+// 5. A new MANIFEST naming just those tables is written and CURRENT is
+//    pointed at it; the old files are removed, except damaged and
+//    superseded tables, which are moved to <db>/lost/ for inspection.
 // What is lost: records in damaged log regions, entries in damaged blocks,
-// tables that cannot be opened. Nothing readable is dropped.
+// tables that cannot be opened. Every decision is written to the LOG.
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <queue>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/memtable.h"
+#include "db/repair_plan.h"
 #include "db/version_edit.h"
 #include "db/write_batch_internal.h"
 #include "siftdb/db.h"
-#include "table/merging_iterator.h"
 #include "table/table.h"
 #include "table/table_builder.h"
 #include "wal/log_reader.h"
@@ -92,6 +100,66 @@ class SalvagingTableIterator : public Iterator {
   int damaged_blocks_ = 0;
 };
 
+// One table's entries and the rank of the table (repair_plan.h).
+struct RankedSource {
+  std::unique_ptr<Iterator> it;
+  int rank;
+};
+
+// Merges sources so that each user key's entries come out newest first:
+// by user key, then lowest rank, then highest sequence (internal key
+// order). Entries whose key does not parse come out where their bytes
+// sort and are skipped by the caller. Forward iteration only.
+class RankedMerge {
+ public:
+  RankedMerge(const Comparator* ucmp, std::vector<RankedSource> sources)
+      : icmp_(ucmp), sources_(std::move(sources)), heap_(Later{this}) {}
+
+  void SeekToFirst() {
+    for (size_t i = 0; i < sources_.size(); i++) {
+      sources_[i].it->SeekToFirst();
+      if (sources_[i].it->Valid()) heap_.push(i);
+    }
+  }
+  bool Valid() const { return !heap_.empty(); }
+  std::string_view key() const { return sources_[heap_.top()].it->key(); }
+  std::string_view value() const { return sources_[heap_.top()].it->value(); }
+  void Next() {
+    const size_t i = heap_.top();
+    heap_.pop();
+    sources_[i].it->Next();
+    if (sources_[i].it->Valid()) heap_.push(i);
+  }
+
+ private:
+  // True when source a's current entry comes after source b's.
+  struct Later {
+    const RankedMerge* merge;
+    bool operator()(size_t a, size_t b) const {
+      const RankedSource& x = merge->sources_[a];
+      const RankedSource& y = merge->sources_[b];
+      const std::string_view xk = x.it->key(), yk = y.it->key();
+      const Comparator* ucmp = merge->icmp_.user_comparator();
+      int c;
+      if (xk.size() >= kInternalKeyTrailerSize &&
+          yk.size() >= kInternalKeyTrailerSize) {
+        c = ucmp->Compare(ExtractUserKey(xk), ExtractUserKey(yk));
+        if (c != 0) return c > 0;
+        if (x.rank != y.rank) return x.rank > y.rank;
+        c = merge->icmp_.Compare(xk, yk);
+      } else {
+        c = xk.compare(yk);  // too short to be an internal key: skipped
+      }
+      if (c != 0) return c > 0;
+      return a > b;
+    }
+  };
+
+  const InternalKeyComparator icmp_;
+  std::vector<RankedSource> sources_;
+  std::priority_queue<size_t, std::vector<size_t>, Later> heap_;
+};
+
 class Repairer {
  public:
   Repairer(const std::string& dbname, const Options& options)
@@ -115,22 +183,33 @@ class Repairer {
     if (!lock.ok()) return lock.status();
     absl::Status s = FindFiles();
     if (!s.ok()) return s;
+    const RepairManifest manifest =
+        ReadRepairManifest(dbname_, options_, descriptors_);
+    Log(manifest.readable
+            ? std::string("repair: the MANIFEST reads; it decides what is live")
+            : "repair: no MANIFEST reads (" + manifest.error +
+                  "); the tables' recorded inputs decide what is superseded");
+    std::vector<RepairTableFacts> facts = OpenTables();
+    plan_ = PlanRepair(manifest, logs_, facts);
+    for (const std::string& note : plan_.notes) Log("repair: " + note);
     for (uint64_t log : logs_) {
+      if (plan_.superseded_logs.count(log) > 0) continue;
       s = ConvertLogToTable(log);
       if (!s.ok()) return s;
     }
     s = MergeTables();
+    open_.clear();
     if (!s.ok()) return s;
     s = WriteDescriptor();
     if (!s.ok()) return s;
     RemoveOldFiles();
     Log(absl::StrFormat(
-        "repair of %s: %d logs (%d bytes of damage skipped), %d tables "
-        "(%d unreadable, %d damaged blocks skipped) -> %d tables, %d "
-        "entries",
-        dbname_, logs_.size(), log_bytes_dropped_, tables_.size(),
-        lost_tables_.size(), damaged_blocks_, outputs_.size(),
-        entries_written_));
+        "repair of %s: %d logs (%d superseded, %d bytes of damage skipped), "
+        "%d tables (%d superseded, %d unreadable, %d damaged blocks "
+        "skipped) -> %d tables, %d entries",
+        dbname_, logs_.size(), plan_.superseded_logs.size(), log_bytes_dropped_,
+        tables_.size(), plan_.obsolete_tables.size(), lost_tables_.size(),
+        damaged_blocks_, outputs_.size(), entries_written_));
     return absl::OkStatus();
   }
 
@@ -161,6 +240,9 @@ class Repairer {
           tables_.push_back(number);
           break;
         case FileType::kDescriptorFile:
+          descriptors_.push_back(number);
+          obsolete_.push_back(name);
+          break;
         case FileType::kTempFile:
           obsolete_.push_back(name);
           break;
@@ -217,40 +299,61 @@ class Repairer {
         if (s.ok()) s = (*out)->Sync();
         if (s.ok()) s = (*out)->Close();
       }
-      if (s.ok()) tables_.push_back(number);
+      if (s.ok()) {
+        tables_.push_back(number);
+        if (OpenTable(number) != nullptr) plan_.table_rank[number] = 0;
+      }
     }
     it.reset();
     mem->Unref();
     return s;
   }
 
-  absl::Status MergeTables() {
-    std::vector<std::unique_ptr<Table>> open;
-    std::vector<SalvagingTableIterator*> salvagers;
-    std::vector<std::unique_ptr<Iterator>> children;
-    for (uint64_t number : tables_) {
-      const std::string fname = TableFileName(dbname_, number);
-      auto size = env_->GetFileSize(fname);
-      absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
-          size.ok() ? env_->NewRandomAccessFile(fname)
-                    : absl::StatusOr<std::unique_ptr<RandomAccessFile>>(
-                          size.status());
-      absl::StatusOr<std::unique_ptr<Table>> table =
-          file.ok()
-              ? Table::Open(table_options_, fname, std::move(*file), *size)
-              : absl::StatusOr<std::unique_ptr<Table>>(file.status());
-      if (!table.ok()) {
-        Log(table.status().ToString());
-        lost_tables_.push_back(number);
-        continue;
-      }
-      auto it = std::make_unique<SalvagingTableIterator>(table->get());
-      salvagers.push_back(it.get());
-      children.push_back(std::move(it));
-      open.push_back(std::move(*table));
+  // Opens table `number` into open_, or records it as lost; null on
+  // failure.
+  Table* OpenTable(uint64_t number) {
+    const std::string fname = TableFileName(dbname_, number);
+    auto size = env_->GetFileSize(fname);
+    absl::StatusOr<std::unique_ptr<RandomAccessFile>> file =
+        size.ok()
+            ? env_->NewRandomAccessFile(fname)
+            : absl::StatusOr<std::unique_ptr<RandomAccessFile>>(size.status());
+    absl::StatusOr<std::unique_ptr<Table>> table =
+        file.ok() ? Table::Open(table_options_, fname, std::move(*file), *size)
+                  : absl::StatusOr<std::unique_ptr<Table>>(file.status());
+    if (!table.ok()) {
+      Log(table.status().ToString());
+      lost_tables_.push_back(number);
+      return nullptr;
     }
-    std::unique_ptr<Iterator> merged =
-        NewMergingIterator(&icmp_, std::move(children));
+    Table* t = table->get();
+    open_[number] = std::move(*table);
+    return t;
+  }
+
+  // Opens every table found and returns what the planner needs of each.
+  std::vector<RepairTableFacts> OpenTables() {
+    std::vector<RepairTableFacts> facts;
+    for (uint64_t number : tables_) {
+      Table* t = OpenTable(number);
+      if (t == nullptr) continue;
+      facts.push_back({number, t->properties().has_input_files,
+                       t->properties().input_files});
+    }
+    return facts;
+  }
+
+  absl::Status MergeTables() {
+    std::vector<RankedSource> sources;
+    std::vector<SalvagingTableIterator*> salvagers;
+    for (const auto& [number, table] : open_) {
+      auto rank = plan_.table_rank.find(number);
+      if (rank == plan_.table_rank.end()) continue;  // superseded
+      auto it = std::make_unique<SalvagingTableIterator>(table.get());
+      salvagers.push_back(it.get());
+      sources.push_back({std::move(it), rank->second});
+    }
+    RankedMerge merged(options_.comparator, std::move(sources));
 
     const Comparator* ucmp = options_.comparator;
     std::string current_user_key;
@@ -267,13 +370,14 @@ class Repairer {
       out.reset();
       return fs;
     };
-    for (merged->SeekToFirst(); merged->Valid() && s.ok(); merged->Next()) {
-      std::string_view key = merged->key();
+    for (merged.SeekToFirst(); merged.Valid() && s.ok(); merged.Next()) {
+      std::string_view key = merged.key();
       ParsedInternalKey ikey;
       if (!ParseInternalKey(key, &ikey)) continue;  // unreadable entry
       max_sequence_ = std::max(max_sequence_, ikey.sequence);
-      // Keep only the newest version of each user key; drop it too when it
-      // is a deletion (nothing older survives below it).
+      // Keep only the newest version of each user key (the first the
+      // ranked merge yields); drop it too when it is a deletion (nothing
+      // older survives below it).
       if (has_current && ucmp->Compare(ikey.user_key, current_user_key) == 0) {
         continue;
       }
@@ -288,7 +392,7 @@ class Repairer {
         builder = std::make_unique<TableBuilder>(table_options_, out.get());
         outputs_.push_back({number, 0, std::string(key), ""});
       }
-      builder->Add(key, merged->value());
+      builder->Add(key, merged.value());
       outputs_.back().largest = std::string(key);
       entries_written_++;
       if (builder->FileSize() >= options_.max_file_size) s = finish();
@@ -297,7 +401,6 @@ class Repairer {
     for (SalvagingTableIterator* it : salvagers) {
       damaged_blocks_ += it->damaged_blocks();
     }
-    merged.reset();
     return s;
   }
 
@@ -331,6 +434,7 @@ class Repairer {
 
   void RemoveOldFiles() {
     std::set<uint64_t> lost(lost_tables_.begin(), lost_tables_.end());
+    lost.insert(plan_.obsolete_tables.begin(), plan_.obsolete_tables.end());
     const std::string lost_dir = dbname_ + "/lost";
     for (uint64_t number : tables_) {
       const std::string fname = TableFileName(dbname_, number);
@@ -361,6 +465,9 @@ class Repairer {
   SequenceNumber max_sequence_ = 0;
   std::vector<uint64_t> logs_;
   std::vector<uint64_t> tables_;
+  std::vector<uint64_t> descriptors_;                // MANIFEST numbers found
+  std::map<uint64_t, std::unique_ptr<Table>> open_;  // readable tables
+  RepairPlan plan_;
   std::vector<std::string> obsolete_;  // old MANIFESTs and temp files
   std::vector<uint64_t> lost_tables_;
   std::vector<Output> outputs_;
