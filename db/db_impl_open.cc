@@ -113,9 +113,22 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
     }
     absl::Status s = env->CreateDir(dbname);
     if (!s.ok()) return s;
+    // The new directory's entry in its parent must survive a crash too.
+    s = env->SyncDir(ParentDirectory(dbname));
+    if (!s.ok()) {
+      return absl::Status(
+          s.code(), absl::StrFormat("%s: syncing the parent directory of the "
+                                    "new database: %s",
+                                    dbname, s.message()));
+    }
   }
+  // Taken before DBImpl rotates the LOG: a second Open of a live database
+  // must fail without touching the running instance's files.
+  auto lock = env->LockFile(LockFileName(dbname));
+  if (!lock.ok()) return lock.status();
 
   auto impl = std::make_unique<DBImpl>(*sanitized, dbname);
+  impl->db_lock_ = std::move(*lock);
   absl::Status s;
   {
     MutexLock l(&impl->mutex_);
@@ -237,10 +250,7 @@ absl::Status DBImpl::CheckNoOrphanedData() {
 }
 
 absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
-  env_->CreateDir(dbname_).IgnoreError();
-  auto lock = env_->LockFile(LockFileName(dbname_));
-  if (!lock.ok()) return lock.status();
-  db_lock_ = std::move(*lock);
+  // DB::Open created the directory and took db_lock_.
 
   if (!env_->FileExists(CurrentFileName(dbname_))) {
     if (!options_.create_if_missing) {

@@ -63,6 +63,15 @@ std::string OldInfoLogFileName(const std::string& dbname) {
   return dbname + "/LOG.old";
 }
 
+std::string ParentDirectory(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return p.substr(0, slash);
+}
+
 bool ParseFileName(std::string_view name, uint64_t* number, FileType* type) {
   if (name == "CURRENT") {
     *number = 0;
@@ -82,13 +91,15 @@ bool ParseFileName(std::string_view name, uint64_t* number, FileType* type) {
   if (name.substr(0, 9) == "MANIFEST-") {
     name.remove_prefix(9);
     uint64_t num;
-    if (!ConsumeNumber(&name, &num) || !name.empty()) return false;
+    if (!ConsumeNumber(&name, &num) || !name.empty() || num > kMaxFileNumber) {
+      return false;
+    }
     *number = num;
     *type = FileType::kDescriptorFile;
     return true;
   }
   uint64_t num;
-  if (!ConsumeNumber(&name, &num)) return false;
+  if (!ConsumeNumber(&name, &num) || num > kMaxFileNumber) return false;
   if (name == ".log") {
     *type = FileType::kLogFile;
   } else if (name == ".sst") {

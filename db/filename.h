@@ -43,8 +43,17 @@ std::string LockFileName(const std::string& dbname);
 std::string TempFileName(const std::string& dbname, uint64_t number);
 std::string InfoLogFileName(const std::string& dbname);
 std::string OldInfoLogFileName(const std::string& dbname);
+// The directory holding `path` ("." for a bare name, "/" for "/x");
+// trailing slashes of `path` are ignored.
+std::string ParentDirectory(const std::string& path);
 
-// Parses a file name (not a path). False for names siftdb does not own.
+// The largest file number siftdb ever gives a file. A numbered name above
+// it (a stray "18446744073709551615.log") is not one of ours: counting it
+// in would wrap the file-number counter.
+inline constexpr uint64_t kMaxFileNumber = uint64_t{1} << 62;
+
+// Parses a file name (not a path). False for names siftdb does not own,
+// including numbered names above kMaxFileNumber.
 bool ParseFileName(std::string_view filename, uint64_t* number, FileType* type);
 
 // Makes CURRENT name MANIFEST-<descriptor_number>: writes a temp file,
