@@ -90,7 +90,8 @@ TEST(FileNameTest, Parse) {
       {"MANIFEST-7", 7, FileType::kDescriptorFile},
       {"LOG", 0, FileType::kInfoLogFile},
       {"LOG.old", 0, FileType::kInfoLogFile},
-      {"18446744073709551615.log", 18446744073709551615ull, FileType::kLogFile},
+      // The largest number siftdb gives a file (kMaxFileNumber = 2^62).
+      {"4611686018427387904.log", 4611686018427387904ull, FileType::kLogFile},
       {"000123.dbtmp", 123, FileType::kTempFile},
   };
   for (const auto& c : cases) {
@@ -100,27 +101,15 @@ TEST(FileNameTest, Parse) {
     EXPECT_EQ(c.number, number) << c.name;
     EXPECT_EQ(c.type, type) << c.name;
   }
-  for (const char* bad : {"",
-                          "foo",
-                          "foo-dx-100.log",
-                          ".log",
-                          "manifest",
-                          "CURREN",
-                          "CURRENTX",
-                          "MANIFES",
-                          "MANIFEST",
-                          "MANIFEST-",
-                          "XMANIFEST-3",
-                          "MANIFEST-3x",
-                          "LOC",
-                          "LOCKx",
-                          "LO",
-                          "LOGx",
-                          "18446744073709551616.log",
-                          "184467440737095516150.log",
-                          "100",
-                          "100.",
-                          "100.lop"}) {
+  for (const char* bad :
+       {"",
+        // Above kMaxFileNumber: would wrap the counter.
+        "18446744073709551615.log", "4611686018427387905.sst",
+        "MANIFEST-18446744073709551615", "foo", "foo-dx-100.log", ".log",
+        "manifest", "CURREN", "CURRENTX", "MANIFES", "MANIFEST", "MANIFEST-",
+        "XMANIFEST-3", "MANIFEST-3x", "LOC", "LOCKx", "LO", "LOGx",
+        "18446744073709551616.log", "184467440737095516150.log", "100", "100.",
+        "100.lop"}) {
     uint64_t number;
     FileType type;
     EXPECT_FALSE(ParseFileName(bad, &number, &type)) << bad;
