@@ -43,6 +43,16 @@ std::string InternalKeyDebugString(std::string_view internal_key, bool hex) {
 
 int InternalKeyComparator::Compare(std::string_view a,
                                    std::string_view b) const {
+  if (a.size() < kInternalKeyTrailerSize ||
+      b.size() < kInternalKeyTrailerSize) {
+    // Damaged bytes (a key too short to hold its trailer, e.g. from a data
+    // block that passed its checksum): never read outside them. They sort
+    // bytewise among themselves and before every well-formed key, so the
+    // order stays total; readers report them as damage.
+    if (a.size() >= kInternalKeyTrailerSize) return +1;
+    if (b.size() >= kInternalKeyTrailerSize) return -1;
+    return a.compare(b);
+  }
   const std::string_view ua = ExtractUserKey(a);
   const std::string_view ub = ExtractUserKey(b);
   int r = bytewise_ ? ua.compare(ub) : user_comparator_->Compare(ua, ub);

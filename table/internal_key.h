@@ -59,7 +59,9 @@ void AppendInternalKey(std::string* dst, std::string_view user_key,
 bool ParseInternalKey(std::string_view internal_key, ParsedInternalKey* result);
 
 // REQUIRES: internal_key.size() >= kInternalKeyTrailerSize.
+// A key shorter than its trailer (damage) yields an empty user key.
 inline std::string_view ExtractUserKey(std::string_view internal_key) {
+  if (internal_key.size() < kInternalKeyTrailerSize) return {};
   return internal_key.substr(0, internal_key.size() - kInternalKeyTrailerSize);
 }
 
