@@ -332,7 +332,10 @@ std::unique_ptr<Compaction> VersionSet::CompactRange(
 
 std::unique_ptr<Iterator> VersionSet::MakeInputIterator(Compaction* c) {
   ReadOptions options;
-  options.verify_checksums = options_->paranoid_checks;
+  // Every input block is verified: a damaged block stops the compaction
+  // with DataLoss (file and offset) instead of being rewritten into a new
+  // table with a valid checksum.
+  options.verify_checksums = true;
   options.fill_cache = false;  // compaction reads would evict hot blocks
   std::vector<std::unique_ptr<Iterator>> children;
   for (int which = 0; which < 2; which++) {

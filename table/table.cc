@@ -250,8 +250,12 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
     Record(options_.statistics, Ticker::kBlockCacheMisses);
   }
 
+  // A block about to enter the cache is verified whatever the ReadOptions
+  // say: other readers will trust it from there.
+  const bool will_cache = cache != nullptr && options.fill_cache;
   ReadBlockOptions ro;
-  ro.verify_checksum = options.verify_checksums || options_.paranoid_checks;
+  ro.verify_checksum =
+      options.verify_checksums || options_.paranoid_checks || will_cache;
   ro.statistics = options_.statistics;
   ro.file_name = file_name_;
   ro.limit = data_end_;
@@ -261,7 +265,7 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
   auto block = Block::Create(std::move(*contents), handle.offset(), file_name_);
   if (!block.ok()) return block.status();
 
-  if (cache != nullptr && options.fill_cache) {
+  if (will_cache) {
     const size_t charge = (*block)->size();
     pinned->cache = cache;
     pinned->cache_handle =

@@ -151,8 +151,10 @@ struct Options {
 };
 
 struct ReadOptions {
-  // Verify the CRC of every block read from a table.
-  bool verify_checksums = false;
+  // Verify the CRC of every block read from a table file (RocksDB's
+  // default too). A block that goes into the block cache is verified
+  // whatever this says, so the cache never holds unchecked bytes.
+  bool verify_checksums = true;
   // Keep blocks read by this call in the block cache.
   bool fill_cache = true;
   // Read as of this snapshot (from DB::GetSnapshot); null: the latest state.
