@@ -53,8 +53,9 @@ int InternalKeyComparator::Compare(std::string_view a,
     if (b.size() >= kInternalKeyTrailerSize) return -1;
     return a.compare(b);
   }
-  const std::string_view ua = ExtractUserKey(a);
-  const std::string_view ub = ExtractUserKey(b);
+  // Both hold their trailer (checked above): no second check.
+  const std::string_view ua = a.substr(0, a.size() - kInternalKeyTrailerSize);
+  const std::string_view ub = b.substr(0, b.size() - kInternalKeyTrailerSize);
   int r = bytewise_ ? ua.compare(ub) : user_comparator_->Compare(ua, ub);
   if (r == 0) {
     const uint64_t anum = DecodeFixed64(a.data() + a.size() - 8);

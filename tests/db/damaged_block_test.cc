@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -18,6 +19,7 @@
 #include "db/filename.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
+#include "tests/db/parallel_compaction_test_util.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
@@ -49,14 +51,9 @@ class DamagedBlockTest : public ::testing::Test {
       }
       ASSERT_TRUE(static_cast<DBImpl*>(db->get())->FlushMemTable().ok());
     }
-    for (const auto& e : std::filesystem::directory_iterator(path_)) {
-      uint64_t number;
-      FileType type;
-      if (ParseFileName(e.path().filename().string(), &number, &type) &&
-          type == FileType::kTableFile) {
-        table_ = e.path().string();
-      }
-    }
+    const std::set<uint64_t> tables = test::TableFilesOnDisk(path_);
+    ASSERT_EQ(1u, tables.size());
+    table_ = TableFileName(path_, *tables.begin());
     ASSERT_FALSE(table_.empty());
     std::fstream f(table_, std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(22);
@@ -116,17 +113,9 @@ TEST_F(DamagedBlockTest, CompactionStopsInsteadOfLaunderingTheBlock) {
   EXPECT_NE(std::string::npos, s.message().find("offset 0")) << s;
   db.reset();
   // The damaged table is still the only one: nothing was rewritten.
-  int tables = 0;
-  for (const auto& e : std::filesystem::directory_iterator(path_)) {
-    uint64_t number;
-    FileType type;
-    if (ParseFileName(e.path().filename().string(), &number, &type) &&
-        type == FileType::kTableFile) {
-      tables++;
-      EXPECT_EQ(table_, e.path().string());
-    }
-  }
-  EXPECT_EQ(1, tables);
+  EXPECT_EQ(test::TableFilesOnDisk(path_),
+            (std::set<uint64_t>{
+                std::stoull(std::filesystem::path(table_).stem().string())}));
 }
 
 }  // namespace

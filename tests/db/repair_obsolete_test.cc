@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "table/table.h"
 #include "table/table_options.h"
 #include "table/table_properties.h"
+#include "tests/db/parallel_compaction_test_util.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
@@ -79,18 +81,10 @@ void MakeCrashImage(const std::string& path, const std::string& image,
   std::filesystem::remove(image + "/LOCK");
 }
 
+// The tables in dir, ascending (test::TableFilesOnDisk keeps them sorted).
 std::vector<uint64_t> TableNumbers(const std::string& dir) {
-  std::vector<uint64_t> numbers;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    uint64_t number;
-    FileType type;
-    if (ParseFileName(e.path().filename().string(), &number, &type) &&
-        type == FileType::kTableFile) {
-      numbers.push_back(number);
-    }
-  }
-  std::sort(numbers.begin(), numbers.end());
-  return numbers;
+  const std::set<uint64_t> on_disk = test::TableFilesOnDisk(dir);
+  return std::vector<uint64_t>(on_disk.begin(), on_disk.end());
 }
 
 TableProperties PropertiesOf(const std::string& dir, uint64_t number) {
