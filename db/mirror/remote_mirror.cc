@@ -141,6 +141,11 @@ RemoteMirrorImpl::~RemoteMirrorImpl() {
     done_cv_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
+  // Readers stop trusting now, not when the lease expires: a reopen with
+  // the mirror off (or ldb, RepairDB) could otherwise write keys a still
+  // trusted mirror lacks.
+  absl::Status s = writer_->Revoke();
+  if (!s.ok()) Log("revoking the lease at close: " + s.ToString());
 }
 
 void RemoteMirrorImpl::Enqueue(Event e) {
@@ -264,9 +269,12 @@ std::string RemoteMirrorImpl::DebugString() {
       "republishes=%d failures=%d sync_waits_cut_by_lease=%d "
       "lease_bound_in_ms=%d %s last_error=%s",
       mode_ == RemoteFilterOptions::Mode::kSync ? "sync" : "async",
-      trusted_ ? "trusted" : "untrusted", applied_seq_, enqueued_seq_, groups_,
-      queue_.size(), republishes_, failures_, waits_lapsed_,
-      std::max<int64_t>(0, lease_bound_ms_ - now), writer_state_,
+      trusted_  ? "trusted"
+      : fenced_ ? "fenced"
+                : "untrusted",
+      applied_seq_, enqueued_seq_, groups_, queue_.size(), republishes_,
+      failures_, waits_lapsed_, std::max<int64_t>(0, lease_bound_ms_ - now),
+      writer_state_,
       last_error_.ok() ? std::string("none") : last_error_.ToString());
 }
 

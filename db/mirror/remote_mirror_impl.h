@@ -29,6 +29,15 @@
 //    older than async_max_lag_ms while a lease may be live: then they wait
 //    (bounded by the lease) — the lag bound. The manifest's complete_seq /
 //    complete_ms say up to where the mirror is complete.
+//  * Every pipeline ends in one checked commit (fencing, lease with the
+//    server's replication id, generation / version / writes); the bits and
+//    the watermark it carries count only if it passes. A commit that only
+//    checks the lease does not extend it, so only renewals raise the bound.
+//  * Fenced (a later engine open publishes this mirror name): the thread
+//    stops publishing for good, drops the queue, and says so in the LOG and
+//    in DebugString (state=fenced); writers no longer wait.
+//  * Close revokes the lease (best effort), so readers stop trusting at
+//    once rather than after its TTL.
 //  * Before the first lease is taken, lease_bound_ms_ is creation time +
 //    lease_ttl_ms: a previous process of this DB may still hold a lease over
 //    a manifest that lacks this process's writes.
@@ -121,6 +130,8 @@ class RemoteMirrorImpl final : public RemoteMirror {
   std::vector<MirrorLiveEntry> LiveListing() const;
   void SetApplied(SequenceNumber seq, bool failed, const absl::Status& why);
   void Log(const std::string& message);
+  // Logs, once, that the writer was fenced by a later engine open.
+  void NoteFenced();
 
   const Options options_;  // copy; info_log / comparator not owned
   const RemoteFilterOptions::Mode mode_;
@@ -148,6 +159,7 @@ class RemoteMirrorImpl final : public RemoteMirror {
   // Enqueue time of the oldest group not yet applied (in flight), or 0.
   int64_t inflight_oldest_ms_ ABSL_GUARDED_BY(mu_) = 0;
   bool trusted_ ABSL_GUARDED_BY(mu_) = false;
+  bool fenced_ ABSL_GUARDED_BY(mu_) = false;
   std::string writer_state_ ABSL_GUARDED_BY(mu_);
   int64_t writer_state_ms_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
@@ -173,6 +185,7 @@ class RemoteMirrorImpl final : public RemoteMirror {
   int64_t backoff_ms_ = 0;
   int64_t version_retry_at_ms_ = 0;
   bool swept_ = false;  // orphans of earlier engines looked for
+  bool fence_logged_ = false;
   // The listing (tables, live filters and their sub-filters) changed since
   // the last successful Flush.
   bool listing_dirty_ = true;

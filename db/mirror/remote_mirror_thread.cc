@@ -35,7 +35,12 @@ void RemoteMirrorImpl::ThreadMain() {
         const int64_t now = MirrorSteadyMs();
         int64_t wake;
         bool idle = false;
-        if (!writer_->trusted()) {
+        if (writer_->fenced()) {
+          // Another engine open publishes this mirror: never again. The
+          // queue is dropped; writers do not wait for a fenced mirror.
+          queue_.clear();
+          wake = now + 1000;
+        } else if (!writer_->trusted()) {
           if (now >= retry_at_ms_) break;
           wake = retry_at_ms_;  // events need not wake us: they wait
         } else {
@@ -74,6 +79,8 @@ void RemoteMirrorImpl::ThreadMain() {
           swept_ = sweep.ok();
           if (!sweep.ok()) Log("sweeping orphans: " + sweep.ToString());
         }
+      } else if (writer_->fenced()) {
+        NoteFenced();
       } else {
         backoff_ms_ = backoff_ms_ == 0
                           ? kInitialBackoffMs
@@ -86,6 +93,13 @@ void RemoteMirrorImpl::ThreadMain() {
     }
     RunTrusted();
   }
+}
+
+void RemoteMirrorImpl::NoteFenced() {
+  if (fence_logged_ || !writer_->fenced()) return;
+  fence_logged_ = true;
+  Log("FENCED, publishing stopped for good: " +
+      writer_->last_error().ToString());
 }
 
 void RemoteMirrorImpl::ApplyLocally(std::vector<Event>* events,
@@ -219,6 +233,7 @@ void RemoteMirrorImpl::SetApplied(SequenceNumber seq, bool failed,
     writer_state_ms_ = now;
   }
   trusted_ = writer_->trusted();
+  fenced_ = writer_->fenced();
   if (failed) {
     last_error_ = why;
     failures_++;
@@ -230,12 +245,16 @@ void RemoteMirrorImpl::SetApplied(SequenceNumber seq, bool failed,
 void RemoteMirrorImpl::RunTrusted() {
   std::vector<Event> events = std::move(spare_events_);
   events.clear();
+  int64_t base;
   {
     MutexLock l(&mu_);
     // Events are in enqueue order: the first is the oldest.
     if (!queue_.empty()) inflight_oldest_ms_ = queue_.front().enqueue_ms;
     events.swap(queue_);
     batch_unix_ms_ = MirrorUnixMs();
+    // The lease this pipeline may extend is based here: a group queued
+    // after this moment is not in it, and is covered by the bound below.
+    base = MirrorSteadyMs();
   }
   ApplyLocally(&events, /*defer_versions=*/true);
   spare_events_ = std::move(events);  // empty, keeps its capacity
@@ -270,8 +289,7 @@ void RemoteMirrorImpl::RunTrusted() {
   // Deletions that are due ride along (no round trip of their own).
   if (writer_->next_deletion_ms() <= now) writer_->StageDeletions();
   const bool renew = now >= writer_->renewal_due_ms();
-  const int64_t base = MirrorSteadyMs();
-  RaiseLeaseBound(base + lease_ttl_ms_);
+  if (renew) RaiseLeaseBound(base + lease_ttl_ms_);
   absl::Status s = writer_->Flush(renew, base);
   if (s.ok()) {
     listing_dirty_ = false;
@@ -279,6 +297,8 @@ void RemoteMirrorImpl::RunTrusted() {
       auto it = lives_.find(id);
       if (it != lives_.end()) delta.Reset(*it->second);
     }
+  } else if (writer_->fenced()) {
+    NoteFenced();
   } else {
     Log("mirror broken, republishing: " + s.ToString());
   }

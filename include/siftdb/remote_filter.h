@@ -22,9 +22,14 @@
 // batch redone.
 //
 // Failing open: when Redis is unreachable, the lease is not held (engine
-// down, Redis restarted or flushed, republication under way), the manifest
-// or a filter is missing, partial, of the wrong type or garbage, every
-// affected answer is "maybe" and MayContainMany returns the reason.
+// down, Redis restarted or flushed, republication under way), the server is
+// not the one the engine last published to (its replication id differs from
+// the one in the lease: restarted from persistence, failed over, promoted),
+// the server is a replica (unless trust_replica), the manifest or a filter
+// is missing, partial, of the wrong type or garbage, or a cap below is
+// reached, every affected answer is "maybe" and MayContainMany returns the
+// reason. Every round trip also sends INFO replication: the reader's ACL
+// user needs +info besides the read commands below.
 //
 // Async mirrors: the engine's writes reach the mirror with a bounded lag;
 // the guarantee holds for writes acknowledged before the watermark
@@ -32,11 +37,10 @@
 // complete_seq.
 //
 // Deployment: a standalone Redis, a replica (only read-only commands are
-// sent: GET, HMGET, HGETALL, STRLEN, GETRANGE, BITFIELD_RO; a replica
-// answers for the writes it has received — with a sync mirror, set
-// Options.remote_filter.wait_replicas so acknowledged writes are there) or
-// a Redis Cluster (give any nodes; MOVED/ASK are followed and the slot map
-// refreshed; every key of one mirror lives in the slot of {NAME}).
+// sent: INFO, GET, HLEN, HMGET, HGETALL, STRLEN, GETRANGE, BITFIELD_RO;
+// trusted only with trust_replica, see below) or a Redis Cluster (give any
+// nodes; MOVED/ASK are followed and the slot map refreshed; every key of one
+// mirror lives in the slot of {NAME}).
 //
 // Thread safety: all methods are thread-safe; calls on one RemoteFilter are
 // serialized (one connection). For parallel probing open one per thread.
@@ -70,9 +74,32 @@ struct RemoteFilterReaderOptions {
   // MayContainMany splits larger inputs into batches of this many keys
   // (one round trip each).
   size_t max_batch_keys = 50000;
+
+  // Reading a replica. By default a reader trusts only a master whose
+  // replication id is the one the engine's last commit recorded in the
+  // lease; on a replica every answer is "maybe". With trust_replica, a
+  // replica is trusted while its master link is up and its replication id
+  // is that one. Only safe when the engine's wait_replicas counts this
+  // replica; the window that remains is in docs/redis_mirror.md §4.
+  bool trust_replica = false;
+
+  // Caps on what a mirror (data in Redis, which a reader does not control)
+  // can make one batch cost. Above a cap the affected answers are "maybe"
+  // and MayContainMany returns ResourceExhausted naming the cap.
+  // Fields of the manifest hash (HLEN, checked before HGETALL).
+  size_t max_manifest_fields = 1 << 20;
+  // Live sub-filters listed by one manifest.
+  size_t max_live_subfilters = 256;
+  // BITFIELD_RO bit reads per batch (about 40 bytes each, sent and parsed).
+  size_t max_probe_ops_per_batch = size_t{4} << 20;
+  // Bytes of filters fetched by one batch (table filters and whole live
+  // sub-filters); a table filter above max_cached_filter_bytes is never
+  // fetched.
+  size_t max_fetch_bytes_per_batch = size_t{64} << 20;
 };
 
-// Up to where an async mirror is complete, as of the last batch.
+// Up to where an async mirror is complete, as of the last MayContainMany
+// call (the minimum over its batches).
 struct RemoteFilterWatermark {
   uint64_t complete_seq = 0;
   int64_t complete_unix_ms = 0;

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
+#include <random>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -119,11 +122,67 @@ std::string MirrorKeys::immutable(uint64_t id) const {
 std::string MirrorKeys::immutable_meta(uint64_t id) const {
   return absl::StrCat(prefix_, "sst:", id, ":meta");
 }
-std::string MirrorKeys::live(uint64_t id, int subfilter) const {
-  return absl::StrCat(prefix_, "mem:", id, ":", subfilter);
+std::string MirrorKeys::live(std::string_view writer, uint64_t id,
+                             int subfilter) const {
+  return absl::StrCat(prefix_, "mem:", AsAbsl(writer), ":", id, ":", subfilter);
 }
-std::string MirrorKeys::live_meta(uint64_t id) const {
-  return absl::StrCat(prefix_, "mem:", id, ":meta");
+std::string MirrorKeys::live_meta(std::string_view writer, uint64_t id) const {
+  return absl::StrCat(prefix_, "mem:", AsAbsl(writer), ":", id, ":meta");
+}
+
+std::string NewWriterToken() {
+  std::random_device rd;
+  const uint64_t r = (uint64_t{rd()} << 32) ^ rd();
+  const int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  return absl::StrFormat("%013d-%016x", ms, r);
+}
+
+bool IsWriterToken(std::string_view t) {
+  if (t.size() != 30 || t[13] != '-') return false;
+  for (size_t i = 0; i < t.size(); i++) {
+    if (i == 13) continue;
+    const char c = t[i];
+    const bool digit = c >= '0' && c <= '9';
+    if (i < 13 ? !digit : !(digit || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string EncodeLease(const MirrorLease& lease) {
+  return absl::StrCat(lease.token, " ", lease.replid);
+}
+
+bool DecodeLease(std::string_view value, MirrorLease* lease) {
+  const size_t space = value.find(' ');
+  if (space == std::string_view::npos || space == 0 ||
+      space + 1 >= value.size() ||
+      value.find(' ', space + 1) != std::string_view::npos) {
+    return false;
+  }
+  lease->token = std::string(value.substr(0, space));
+  lease->replid = std::string(value.substr(space + 1));
+  return true;
+}
+
+bool ParseRedisIdentity(std::string_view info, RedisIdentity* out) {
+  *out = RedisIdentity();
+  for (absl::string_view line : absl::StrSplit(AsAbsl(info), '\n')) {
+    line = absl::StripTrailingAsciiWhitespace(line);
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    const absl::string_view name = line.substr(0, colon);
+    const std::string value(line.substr(colon + 1));
+    if (name == "role") {
+      out->role = value;
+    } else if (name == "master_replid") {
+      out->replid = value;
+    } else if (name == "master_link_status") {
+      out->link_status = value;
+    }
+  }
+  return !out->role.empty() && !out->replid.empty();
 }
 
 std::vector<std::string> MirrorManifest::FilterKeys(
@@ -134,7 +193,7 @@ std::vector<std::string> MirrorManifest::FilterKeys(
   }
   for (const MirrorLiveEntry& e : lives) {
     for (size_t i = 0; i < e.subfilters.size(); i++) {
-      out.push_back(keys.live(e.id, static_cast<int>(i)));
+      out.push_back(keys.live(writer, e.id, static_cast<int>(i)));
     }
   }
   return out;
@@ -207,6 +266,7 @@ std::vector<std::pair<std::string, std::string>> EncodeManifest(
       {f::kVersion, absl::StrCat(m.version)},
       {f::kMode, m.mode},
       {f::kComparator, m.comparator},
+      {f::kWriter, m.writer},
       {f::kLeaseTtlMs, absl::StrCat(m.lease_ttl_ms)},
       {f::kGraceMs, absl::StrCat(m.grace_ms)},
       {f::kCompleteSeq, absl::StrCat(m.complete_seq)},
@@ -227,11 +287,18 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
   if (fields.empty()) return absl::NotFoundError("no mirror manifest");
   MirrorManifest m;
   bool have_format = false, have_generation = false, have_version = false;
+  bool have_writer = false;
   for (const auto& [field, value] : fields) {
     std::string_view name = field;
     if (name == f::kFormat) {
       if (!ParseNumber(value, &m.format)) {
         return BadField(field, value, "not a number");
+      }
+      if (m.format == kMirrorFormatV1) {
+        return BadField(field, value,
+                        "format 1, published by an engine older than this "
+                        "reader (no writer fencing, no Redis identity in the "
+                        "lease): upgrade the engine (docs/redis_mirror.md §7)");
       }
       if (m.format != kMirrorFormat) {
         return BadField(field, value,
@@ -252,6 +319,11 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
       m.mode = value;
     } else if (name == f::kComparator) {
       m.comparator = value;
+    } else if (name == f::kWriter) {
+      if (!IsWriterToken(value))
+        return BadField(field, value, "not a writer token");
+      m.writer = value;
+      have_writer = true;
     } else if (name == f::kLeaseTtlMs || name == f::kGraceMs ||
                name == f::kCompleteMs) {
       int64_t v;
@@ -283,12 +355,12 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
     }
     // Anything else (e.g. "writes", fields of later formats): skipped.
   }
-  if (!have_format || !have_generation || !have_version) {
+  if (!have_format || !have_generation || !have_version || !have_writer) {
     return absl::DataLossError(absl::StrFormat(
-        "mirror manifest incomplete: missing%s%s%s (a partial write, or "
+        "mirror manifest incomplete: missing%s%s%s%s (a partial write, or "
         "Redis lost data)",
         have_format ? "" : " format", have_generation ? "" : " generation",
-        have_version ? "" : " version"));
+        have_version ? "" : " version", have_writer ? "" : " writer"));
   }
   std::sort(m.immutables.begin(), m.immutables.end(),
             [](const auto& a, const auto& b) { return a.id < b.id; });

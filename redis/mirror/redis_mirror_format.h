@@ -20,8 +20,12 @@
 //   siftdb:{name}:lease           string the lease token, with a TTL
 //   siftdb:{name}:sst:<id>        string an immutable filter, byte for byte
 //   siftdb:{name}:sst:<id>:meta   hash   its meta (MetaFields below)
-//   siftdb:{name}:mem:<id>:<i>    string sub-filter i of live filter <id>
-//   siftdb:{name}:mem:<id>:meta   hash   the live filter's meta
+//   siftdb:{name}:mem:<writer>:<id>:<i>  string sub-filter i of live filter
+//                                        <id> of the engine open <writer>
+//   siftdb:{name}:mem:<writer>:<id>:meta hash   the live filter's meta
+// Live filters are named by the writer (the fencing token of one engine
+// open, the manifest's "writer" field), so a stale second engine's raw
+// writes can never touch the bits the current writer lists.
 //
 // Persisted: key names, field names and value encodings never change; a
 // change is a new kMirrorFormat. A decoder that meets what it does not
@@ -43,8 +47,11 @@
 
 namespace siftdb {
 
-// Manifest "format" value. Persisted: never change.
-inline constexpr int kMirrorFormat = 1;
+// Manifest "format" value. Persisted: never change. Format 1 (until
+// 2026-11) had no writer, no identity in the lease and unnamespaced live
+// keys; this reader answers "maybe" for it (docs/redis_mirror.md §7).
+inline constexpr int kMirrorFormat = 2;
+inline constexpr int kMirrorFormatV1 = 1;
 
 // Manifest field names. Persisted: never change.
 namespace mirror_field {
@@ -58,6 +65,9 @@ inline constexpr char kGraceMs[] = "grace_ms";
 inline constexpr char kCompleteSeq[] = "complete_seq";
 inline constexpr char kCompleteMs[] = "complete_ms";
 inline constexpr char kWrites[] = "writes";
+// Format 2: the fencing token of the engine open that published
+// (WriterToken).
+inline constexpr char kWriter[] = "writer";
 // Entry fields are "sst:<id>" and "mem:<id>".
 inline constexpr char kImmutablePrefix[] = "sst:";
 inline constexpr char kLivePrefix[] = "mem:";
@@ -66,6 +76,33 @@ inline constexpr char kLivePrefix[] = "mem:";
 // Mirror names: 1..128 bytes of [A-Za-z0-9_.-] (no braces, so the hash tag
 // is exactly the name). InvalidArgument naming the option otherwise.
 absl::Status ValidateMirrorName(std::string_view name);
+
+// A writer (fencing) token: "<13-digit Unix ms of the open>-<16 hex
+// random>". Tokens order by open time as strings: the later open wins, an
+// earlier one is fenced. NewWriterToken draws one; IsWriterToken checks the
+// shape.
+std::string NewWriterToken();
+bool IsWriterToken(std::string_view token);
+
+// The lease value (format 2): "<token> <replid>", where token is unique per
+// acquisition and replid is the master_replid of the server the commit ran
+// on (a restart, a failover, a replica promoted all change it).
+struct MirrorLease {
+  std::string token;
+  std::string replid;
+};
+std::string EncodeLease(const MirrorLease& lease);
+bool DecodeLease(std::string_view value, MirrorLease* lease);
+
+// What a reader needs from INFO replication: role ("master" or "slave"),
+// master_replid, and for a replica master_link_status ("up" / "down").
+struct RedisIdentity {
+  std::string role;
+  std::string replid;
+  std::string link_status;
+};
+// False when the text lacks role or master_replid.
+bool ParseRedisIdentity(std::string_view info, RedisIdentity* out);
 
 class MirrorKeys {
  public:
@@ -78,8 +115,8 @@ class MirrorKeys {
   std::string lease() const { return prefix_ + "lease"; }
   std::string immutable(uint64_t id) const;
   std::string immutable_meta(uint64_t id) const;
-  std::string live(uint64_t id, int subfilter) const;
-  std::string live_meta(uint64_t id) const;
+  std::string live(std::string_view writer, uint64_t id, int subfilter) const;
+  std::string live_meta(std::string_view writer, uint64_t id) const;
 
  private:
   std::string name_;
@@ -123,6 +160,7 @@ struct MirrorManifest {
   uint64_t version = 0;    // bumped atomically with every listing change
   std::string mode;        // "sync" or "async"
   std::string comparator;  // the DB's comparator name (ranges' order)
+  std::string writer;      // fencing token of the publishing engine open
   int64_t lease_ttl_ms = 0;
   int64_t grace_ms = 0;
   // Async mode: every write acknowledged before complete_ms (Unix ms) is in

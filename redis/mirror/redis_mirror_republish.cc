@@ -52,12 +52,12 @@ std::vector<std::string> RedisMirrorWriter::ImmutableKeys(uint64_t id) const {
 }
 
 std::vector<std::string> RedisMirrorWriter::LiveKeys(
-    const MirrorLiveEntry& e) const {
+    const MirrorManifest& m, const MirrorLiveEntry& e) const {
   std::vector<std::string> out;
   for (size_t i = 0; i < e.subfilters.size(); i++) {
-    out.push_back(keys_.live(e.id, static_cast<int>(i)));
+    out.push_back(keys_.live(m.writer, e.id, static_cast<int>(i)));
   }
-  out.push_back(keys_.live_meta(e.id));
+  out.push_back(keys_.live_meta(m.writer, e.id));
   return out;
 }
 
@@ -69,7 +69,7 @@ void RedisMirrorWriter::RetireUnlisted(const MirrorManifest& before,
     for (std::string& k : ImmutableKeys(e.id)) keep.insert(std::move(k));
   }
   for (const auto& e : after.lives) {
-    for (std::string& k : LiveKeys(e)) keep.insert(std::move(k));
+    for (std::string& k : LiveKeys(after, e)) keep.insert(std::move(k));
   }
   auto retire = [&](std::vector<std::string> keys) {
     for (std::string& k : keys) {
@@ -79,7 +79,7 @@ void RedisMirrorWriter::RetireUnlisted(const MirrorManifest& before,
     }
   };
   for (const auto& e : before.immutables) retire(ImmutableKeys(e.id));
-  for (const auto& e : before.lives) retire(LiveKeys(e));
+  for (const auto& e : before.lives) retire(LiveKeys(before, e));
   for (const std::string& k : keep) retired_.erase(k);
 }
 
@@ -115,9 +115,10 @@ void RedisMirrorWriter::AppendLiveWhole(uint64_t id, const LiveFilter& f,
                                         uint64_t version,
                                         std::vector<RedisArgs>* cmds) const {
   for (int i = 0; i < f.num_subfilters(); i++) {
-    cmds->push_back(RedisArgs{"SET", keys_.live(id, i), f.bytes(i)});
+    cmds->push_back(
+        RedisArgs{"SET", keys_.live(writer_token_, id, i), f.bytes(i)});
   }
-  const std::string meta_key = keys_.live_meta(id);
+  const std::string meta_key = keys_.live_meta(writer_token_, id);
   cmds->push_back(RedisArgs{"DEL", meta_key});
   RedisArgs hset;
   hset.Add("HSET").Add(meta_key);
@@ -231,8 +232,15 @@ absl::Status RedisMirrorWriter::PrepareRepublish(
   trusted_ = false;
   ResetStaged();
   prepared_.clear();
+  if (fenced_) return last_error_;
   absl::Status s = EnsureConnected();
   if (s.ok()) s = MeasureClock();
+  if (s.ok()) s = LoadScript();
+  // Revoke first: whatever Redis holds now stops being trusted before
+  // anything is republished (and, with wait_replicas, the replicas must
+  // acknowledge that, so no lease-extending attempt is made while they are
+  // missing).
+  if (s.ok()) s = RevokeAndWait();
   if (!s.ok()) return Fail(s);
 
   // What Redis holds now.
@@ -263,6 +271,7 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   m.generation = absl::StrFormat("%016x", gen_bits);
   m.mode = options_.mode;
   m.comparator = options_.comparator;
+  m.writer = writer_token_;
   m.lease_ttl_ms = options_.lease_ttl_ms;
   m.grace_ms = options_.grace_ms;
   m.complete_seq = complete_seq;
@@ -283,8 +292,16 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   token_ = NewToken();
   const int64_t send_ms = std::min(lease_base_ms, MirrorSteadyMs());
   const size_t commit_index = cmds.size();
-  cmds.push_back(CommitCommand(true, m.generation, version_floor_, "acquire",
-                               "", {}, fields, m.FilterKeys(keys_), send_ms));
+  CommitRequest q;
+  q.op = "full";
+  q.generation = m.generation;
+  q.version = version_floor_;
+  q.lease_action = "acquire";
+  q.deadline = true;
+  q.send_ms = send_ms;
+  q.set_fields = std::move(fields);
+  q.must_exist = m.FilterKeys(keys_);
+  cmds.push_back(CommitCommand(q));
   lease_bound_ms_ = std::max(lease_bound_ms_, send_ms + options_.lease_ttl_ms);
   size_t wait_index = SIZE_MAX;
   if (options_.wait_replicas > 0) {
@@ -317,6 +334,7 @@ absl::Status RedisMirrorWriter::FinishRepublish(
     }
   }
   clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+  replid_ = c->replid;
   m.version = c->version;
   RetireUnlisted(old_manifest_, m, reply_ms + options_.grace_ms);
   RetireUnlisted(published_, m, reply_ms + options_.grace_ms);
@@ -335,7 +353,7 @@ absl::Status RedisMirrorWriter::SweepOrphans() {
     for (std::string& k : ImmutableKeys(e.id)) known.insert(std::move(k));
   }
   for (const auto& e : published_.lives) {
-    for (std::string& k : LiveKeys(e)) known.insert(std::move(k));
+    for (std::string& k : LiveKeys(published_, e)) known.insert(std::move(k));
   }
   const std::string pattern = keys_.prefix() + "*";
   const int64_t due = MirrorSteadyMs() + options_.grace_ms;

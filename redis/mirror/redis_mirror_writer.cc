@@ -53,7 +53,7 @@ int64_t MirrorUnixMs() {
 
 struct RedisMirrorWriter::Staged {
   std::vector<RedisArgs> cmds;
-  std::vector<std::string> unlinked;  // retired keys UNLINKed by cmds
+  std::vector<std::string> unlinked;  // retired keys the commit UNLINKs
   bool listing_set = false;
   std::vector<MirrorImmutableEntry> immutables;
   std::vector<MirrorLiveEntry> lives;
@@ -67,6 +67,8 @@ void RedisMirrorWriter::ResetStaged() { staged_ = std::make_unique<Staged>(); }
 RedisMirrorWriter::RedisMirrorWriter(RedisMirrorWriterOptions options)
     : options_(std::move(options)),
       keys_(options_.name),
+      writer_token_(options_.writer_token.empty() ? NewWriterToken()
+                                                  : options_.writer_token),
       token_base_(std::random_device{}() * uint64_t{0x100000001} ^
                   static_cast<uint64_t>(MirrorUnixMs())),
       staged_(std::make_unique<Staged>()) {}
@@ -74,7 +76,7 @@ RedisMirrorWriter::RedisMirrorWriter(RedisMirrorWriterOptions options)
 RedisMirrorWriter::~RedisMirrorWriter() = default;
 
 std::string RedisMirrorWriter::NewToken() {
-  return absl::StrFormat("%016x-%d", token_base_, ++token_counter_);
+  return absl::StrFormat("%s/%d", writer_token_, ++token_counter_);
 }
 
 int64_t RedisMirrorWriter::round_trips() const {
@@ -120,35 +122,56 @@ absl::Status RedisMirrorWriter::MeasureClock() {
   return absl::OkStatus();
 }
 
-RedisArgs RedisMirrorWriter::CommitCommand(
-    bool full, const std::string& generation, uint64_t version,
-    const std::string& lease_action, const std::string& expected_writes,
-    const std::vector<std::string>& del_fields,
-    const std::vector<std::pair<std::string, std::string>>& set_fields,
-    const std::vector<std::string>& must_exist, int64_t send_ms) {
+absl::Status RedisMirrorWriter::LoadScript() {
+  absl::StatusOr<std::vector<RedisReply>> r = conn_->Pipeline(
+      {RedisArgs{"SCRIPT", "LOAD", MirrorCommitScript()}}, keys_.prefix());
+  if (!r.ok()) return r.status();
+  const RedisReply& sha = (*r)[0];
+  if (!sha.is_string() || sha.str().size() != 40) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("redis %s: SCRIPT LOAD of the mirror commit script: %s",
+                        conn_->Describe(keys_.prefix()), sha.DebugString()));
+  }
+  script_sha_ = sha.str();
+  return absl::OkStatus();
+}
+
+RedisArgs RedisMirrorWriter::CommitCommand(const CommitRequest& q) const {
   RedisArgs cmd;
-  cmd.Add("EVAL").Add(MirrorCommitScript()).AddUint(2 + must_exist.size());
+  cmd.Add("EVALSHA")
+      .Add(script_sha_)
+      .AddUint(2 + q.must_exist.size() + q.unlink.size());
   cmd.Add(keys_.manifest()).Add(keys_.lease());
-  for (const std::string& k : must_exist) cmd.Add(k);
+  for (const std::string& k : q.must_exist) cmd.Add(k);
+  for (const std::string& k : q.unlink) cmd.Add(k);
   const int64_t not_after =
-      have_clock_ ? send_ms + clock_offset_ms_ + lease_slack_ms() : 1;
-  cmd.Add(full ? "full" : "change")
-      .Add(generation)
-      .AddUint(version)
+      !q.deadline   ? 0
+      : have_clock_ ? q.send_ms + clock_offset_ms_ + lease_slack_ms()
+                    : 1;
+  cmd.Add(q.op)
+      .Add(q.generation)
+      .AddUint(q.version)
+      .Add(writer_token_)
       .Add(token_)
       .AddInt(lease_px_ms())
       .AddInt(not_after)
-      .Add(lease_action)
-      .Add(expected_writes)
-      .AddUint(del_fields.size());
-  for (const std::string& f : del_fields) cmd.Add(f);
-  cmd.AddUint(set_fields.size());
-  for (const auto& [f, v] : set_fields) cmd.Add(f).Add(v);
+      .Add(q.lease_action)
+      .Add(q.expected_writes)
+      .Add(q.bump_writes ? "1" : "0");
+  if (q.set_watermark) {
+    cmd.AddUint(q.complete_seq).AddInt(q.complete_ms);
+  } else {
+    cmd.Add("").Add("");
+  }
+  cmd.AddUint(q.must_exist.size()).AddUint(q.del_fields.size());
+  for (const std::string& f : q.del_fields) cmd.Add(f);
+  cmd.AddUint(q.set_fields.size());
+  for (const auto& [f, v] : q.set_fields) cmd.Add(f).Add(v);
   return cmd;
 }
 
 absl::StatusOr<RedisMirrorWriter::CommitResult> RedisMirrorWriter::ParseCommit(
-    const RedisReply& reply) const {
+    const RedisReply& reply) {
   const std::string where =
       absl::StrFormat("redis %s: mirror commit on %s",
                       conn_->Describe(keys_.prefix()), keys_.manifest());
@@ -157,7 +180,7 @@ absl::StatusOr<RedisMirrorWriter::CommitResult> RedisMirrorWriter::ParseCommit(
         absl::StrFormat("%s: %s", where, reply.str()));
   }
   const auto& e = reply.elements();
-  if (!reply.is_array() || e.size() != 4 || !e[1].is_integer() ||
+  if (!reply.is_array() || e.size() != 5 || !e[1].is_integer() ||
       !e[2].is_integer()) {
     return absl::InternalError(
         absl::StrFormat("%s: unexpected reply %s", where, reply.DebugString()));
@@ -167,14 +190,26 @@ absl::StatusOr<RedisMirrorWriter::CommitResult> RedisMirrorWriter::ParseCommit(
   r.version = static_cast<uint64_t>(e[1].integer());
   r.server_ms = e[2].integer();
   r.detail = e[3].str();
+  r.replid = e[4].str();
   if (r.status == "OK") return r;
-  std::string why;
+  if (r.status == "FENCED") {
+    fenced_ = true;
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s refused: fenced: engine open %s publishes this mirror and opened "
+        "after this one (%s); this engine stops publishing (two engines "
+        "with one mirror name, or an old process still running)",
+        where, absl::CHexEscape(r.detail), writer_token_));
+  }
+  if (r.status == "ROLE") {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s refused: the server is a %s, not a master", where,
+                        absl::CHexEscape(r.detail)));
+  }
   if (r.status == "LATE") {
-    why = absl::StrFormat(
-        "refused: delivered %s ms after its deadline (slow or delayed "
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "%s refused: delivered %s ms after its deadline (slow or delayed "
         "delivery; the lease must not be extended late)",
-        r.detail);
-    return absl::DeadlineExceededError(absl::StrFormat("%s %s", where, why));
+        where, r.detail));
   }
   if (r.status == "MISSING") {
     return absl::DataLossError(absl::StrFormat(
@@ -183,25 +218,69 @@ absl::StatusOr<RedisMirrorWriter::CommitResult> RedisMirrorWriter::ParseCommit(
   }
   if (r.status == "CONFLICT") {
     return absl::AbortedError(absl::StrFormat(
-        "%s refused: manifest %s, expected generation/version %s/%d writes "
-        "%d (Redis restarted, flushed or failed over, or another writer)",
-        where, r.detail, published_.generation, published_.version, writes_));
+        "%s refused: manifest %s, expected writer %s generation/version "
+        "%s/%d writes %d (Redis restarted, flushed or failed over)",
+        where, absl::CHexEscape(r.detail), writer_token_, published_.generation,
+        published_.version, writes_));
   }
   if (r.status == "LEASE") {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "%s refused: lease %s held by \"%s\", not by this engine (\"%s\"): it "
-        "lapsed or was taken",
-        where, keys_.lease(), absl::CHexEscape(r.detail), token_));
+        "%s refused: lease %s is \"%s\", not this engine's \"%s %s\": it "
+        "lapsed or was taken, or the server's history changed (restart, "
+        "failover, promotion)",
+        where, keys_.lease(), absl::CHexEscape(r.detail), token_, r.replid));
   }
   return absl::InternalError(
       absl::StrFormat("%s: unknown status %s", where, reply.DebugString()));
+}
+
+absl::Status RedisMirrorWriter::RevokeAndWait() {
+  CommitRequest q;
+  q.op = "revoke";
+  std::vector<RedisArgs> cmds = {CommitCommand(q)};
+  if (options_.wait_replicas > 0) {
+    cmds.push_back(RedisArgs{}
+                       .Add("WAIT")
+                       .AddInt(options_.wait_replicas)
+                       .AddInt(options_.wait_timeout_ms));
+  }
+  absl::StatusOr<std::vector<RedisReply>> r =
+      conn_->Pipeline(cmds, keys_.prefix());
+  if (!r.ok()) return r.status();
+  absl::StatusOr<CommitResult> c = ParseCommit((*r)[0]);
+  if (!c.ok()) return c.status();
+  if (cmds.size() > 1) {
+    const RedisReply& w = (*r)[1];
+    if (!w.is_integer() || w.integer() < options_.wait_replicas) {
+      return absl::UnavailableError(absl::StrFormat(
+          "redis %s: WAIT %d %d after revoking the lease: %s replicas "
+          "acknowledged; the mirror stays revoked until they are back",
+          conn_->Describe(keys_.prefix()), options_.wait_replicas,
+          options_.wait_timeout_ms, w.DebugString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RedisMirrorWriter::Revoke() {
+  trusted_ = false;
+  ResetStaged();
+  if (fenced_ || conn_ == nullptr || script_sha_.empty()) {
+    return absl::OkStatus();
+  }
+  CommitRequest q;
+  q.op = "revoke";
+  absl::StatusOr<std::vector<RedisReply>> r =
+      conn_->Pipeline({CommitCommand(q)}, keys_.prefix());
+  if (!r.ok()) return r.status();
+  return ParseCommit((*r)[0]).status();
 }
 
 void RedisMirrorWriter::StageLive(uint64_t id, const LiveFilter& filter,
                                   const LiveFilter::Delta& delta) {
   std::vector<RedisArgs>& cmds = staged_->cmds;
   for (int i = 0; i < filter.num_subfilters(); i++) {
-    const std::string key = keys_.live(id, i);
+    const std::string key = keys_.live(writer_token_, id, i);
     if (static_cast<size_t>(i) >= delta.first_new) {
       cmds.push_back(RedisArgs{"SET", key, filter.bytes(i)});
       continue;
@@ -262,7 +341,7 @@ void RedisMirrorWriter::StageLive(uint64_t id, const LiveFilter& filter,
       }
     }
   }
-  const std::string meta_key = keys_.live_meta(id);
+  const std::string meta_key = keys_.live_meta(writer_token_, id);
   MirrorFilterMeta meta = filter.Meta(published_.version + 1);
   if (delta.first_new == 0) {
     cmds.push_back(RedisArgs{"DEL", meta_key});
@@ -312,7 +391,7 @@ void RedisMirrorWriter::StageWatermark(uint64_t complete_seq,
 
 bool RedisMirrorWriter::has_staged() const {
   return !staged_->cmds.empty() || staged_->listing_set ||
-         staged_->watermark_set;
+         staged_->watermark_set || !staged_->unlinked.empty();
 }
 
 absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
@@ -324,86 +403,41 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
   }
   std::vector<RedisArgs> cmds = std::move(st->cmds);
   const bool wrote = !cmds.empty();
-  const std::string manifest_key = keys_.manifest();
-  size_t writes_index = SIZE_MAX, lease_index = SIZE_MAX,
-         commit_index = SIZE_MAX, wait_index = SIZE_MAX;
-  if (wrote) {
-    writes_index = cmds.size();
-    cmds.push_back(
-        RedisArgs{"HINCRBY", manifest_key, mirror_field::kWrites, "1"});
-  }
+  CommitRequest q;
+  q.generation = published_.generation;
+  q.version = published_.version;
+  q.expected_writes = absl::StrCat(writes_);
+  q.bump_writes = wrote;
+  q.unlink = st->unlinked;
   MirrorManifest next = published_;
   if (st->watermark_set) {
-    cmds.push_back(RedisArgs{}
-                       .Add("HSET")
-                       .Add(manifest_key)
-                       .Add(mirror_field::kCompleteSeq)
-                       .AddUint(st->complete_seq)
-                       .Add(mirror_field::kCompleteMs)
-                       .AddInt(st->complete_ms));
+    q.set_watermark = true;
+    q.complete_seq = st->complete_seq;
+    q.complete_ms = st->complete_ms;
     next.complete_seq = st->complete_seq;
     next.complete_ms = st->complete_ms;
   }
-  // The listing diff.
-  std::vector<std::string> del_fields, must_exist;
-  std::vector<std::pair<std::string, std::string>> set_fields;
   if (st->listing_set) {
     next.immutables = std::move(st->immutables);
     next.lives = std::move(st->lives);
-    std::map<std::string, std::string> before, after;
-    for (const auto& e : published_.immutables) {
-      before[ImmutableField(e.id)] = EncodeImmutableValue(e);
-    }
-    for (const auto& e : published_.lives) {
-      before[LiveField(e.id)] = EncodeLiveValue(e);
-    }
-    for (const auto& e : next.immutables) {
-      after[ImmutableField(e.id)] = EncodeImmutableValue(e);
-    }
-    for (const auto& e : next.lives) {
-      after[LiveField(e.id)] = EncodeLiveValue(e);
-    }
-    for (const auto& [f, v] : before) {
-      if (!after.contains(f)) del_fields.push_back(f);
-    }
-    // A table moved to another level (a trivial move): its meta follows.
-    std::map<uint64_t, int> old_levels;
-    for (const auto& e : published_.immutables) old_levels[e.id] = e.level;
-    for (const auto& e : next.immutables) {
-      auto it = old_levels.find(e.id);
-      if (it != old_levels.end() && it->second != e.level) {
-        cmds.push_back(RedisArgs{}
-                           .Add("HSET")
-                           .Add(keys_.immutable_meta(e.id))
-                           .Add("level")
-                           .AddInt(e.level));
-      }
-    }
-    for (const auto& [f, v] : after) {
-      auto it = before.find(f);
-      if (it == before.end() || it->second != v) set_fields.emplace_back(f, v);
-    }
-    std::vector<std::string> old_keys = published_.FilterKeys(keys_);
-    std::set<std::string> old_set(old_keys.begin(), old_keys.end());
-    for (std::string& k : next.FilterKeys(keys_)) {
-      if (!old_set.contains(k)) must_exist.push_back(std::move(k));
-    }
+    StageListingDiff(next, &q, &cmds);
   }
-  const bool changed = !del_fields.empty() || !set_fields.empty();
-  const int64_t send_ms = std::min(lease_base_ms, MirrorSteadyMs());
-  if (changed || renew) {
-    commit_index = cmds.size();
-    cmds.push_back(CommitCommand(false, published_.generation,
-                                 published_.version, "keep",
-                                 absl::StrCat(writes_ + (wrote ? 1 : 0)),
-                                 del_fields, set_fields, must_exist, send_ms));
+  const bool changed = !q.del_fields.empty() || !q.set_fields.empty();
+  if (!wrote && !changed && !renew && !q.set_watermark && q.unlink.empty()) {
+    return absl::OkStatus();
+  }
+  // Every pipeline ends in one checked commit: the bits above count for a
+  // sync writer, and the watermark moves, only if it passes.
+  q.send_ms = std::min(lease_base_ms, MirrorSteadyMs());
+  q.lease_action = renew ? "renew" : "check";
+  q.deadline = renew;
+  if (renew) {
     lease_bound_ms_ =
-        std::max(lease_bound_ms_, send_ms + options_.lease_ttl_ms);
-  } else {
-    if (cmds.empty()) return absl::OkStatus();
-    lease_index = cmds.size();
-    cmds.push_back(RedisArgs{"GET", keys_.lease()});
+        std::max(lease_bound_ms_, q.send_ms + options_.lease_ttl_ms);
   }
+  const size_t commit_index = cmds.size();
+  cmds.push_back(CommitCommand(q));
+  size_t wait_index = SIZE_MAX;
   if (options_.wait_replicas > 0 && (wrote || changed)) {
     wait_index = cmds.size();
     cmds.push_back(RedisArgs{}
@@ -424,33 +458,14 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
           "redis %s: %s: %s", where, CommandName(cmds[i]), (*r)[i].str())));
     }
   }
-  if (writes_index != SIZE_MAX) {
-    const RedisReply& w = (*r)[writes_index];
-    if (!w.is_integer() || static_cast<uint64_t>(w.integer()) != writes_ + 1) {
-      return Fail(absl::DataLossError(absl::StrFormat(
-          "redis %s: manifest %s \"writes\" is %s, expected %d: Redis lost "
-          "mirror writes (restart, flush or failover)",
-          where, manifest_key, w.DebugString(), writes_ + 1)));
-    }
-    writes_++;
-  }
-  if (lease_index != SIZE_MAX) {
-    const RedisReply& l = (*r)[lease_index];
-    if (!l.is_string() || l.str() != token_) {
-      return Fail(absl::FailedPreconditionError(absl::StrFormat(
-          "redis %s: lease %s is %s, not this engine's \"%s\": it lapsed or "
-          "Redis lost it",
-          where, keys_.lease(), l.DebugString(), token_)));
-    }
-  }
-  if (commit_index != SIZE_MAX) {
-    absl::StatusOr<CommitResult> c = ParseCommit((*r)[commit_index]);
-    if (!c.ok()) return Fail(c.status());
-    clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
-    last_lease_send_ms_ = send_ms;
-    next.version = c->version;
-    RetireUnlisted(published_, next, reply_ms + options_.grace_ms);
-  }
+  absl::StatusOr<CommitResult> c = ParseCommit((*r)[commit_index]);
+  if (!c.ok()) return Fail(c.status());
+  clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+  if (renew) last_lease_send_ms_ = q.send_ms;
+  if (wrote) writes_++;
+  replid_ = c->replid;
+  next.version = c->version;
+  if (changed) RetireUnlisted(published_, next, reply_ms + options_.grace_ms);
   if (wait_index != SIZE_MAX) {
     const RedisReply& w = (*r)[wait_index];
     if (!w.is_integer() || w.integer() < options_.wait_replicas) {
@@ -462,6 +477,49 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
   published_ = std::move(next);
   for (const std::string& k : st->unlinked) retired_.erase(k);
   return absl::OkStatus();
+}
+
+void RedisMirrorWriter::StageListingDiff(const MirrorManifest& next,
+                                         CommitRequest* q,
+                                         std::vector<RedisArgs>* cmds) const {
+  std::map<std::string, std::string> before, after;
+  for (const auto& e : published_.immutables) {
+    before[ImmutableField(e.id)] = EncodeImmutableValue(e);
+  }
+  for (const auto& e : published_.lives) {
+    before[LiveField(e.id)] = EncodeLiveValue(e);
+  }
+  for (const auto& e : next.immutables) {
+    after[ImmutableField(e.id)] = EncodeImmutableValue(e);
+  }
+  for (const auto& e : next.lives) {
+    after[LiveField(e.id)] = EncodeLiveValue(e);
+  }
+  for (const auto& [f, v] : before) {
+    if (!after.contains(f)) q->del_fields.push_back(f);
+  }
+  // A table moved to another level (a trivial move): its meta follows.
+  std::map<uint64_t, int> old_levels;
+  for (const auto& e : published_.immutables) old_levels[e.id] = e.level;
+  for (const auto& e : next.immutables) {
+    auto it = old_levels.find(e.id);
+    if (it != old_levels.end() && it->second != e.level) {
+      cmds->push_back(RedisArgs{}
+                          .Add("HSET")
+                          .Add(keys_.immutable_meta(e.id))
+                          .Add("level")
+                          .AddInt(e.level));
+    }
+  }
+  for (const auto& [f, v] : after) {
+    auto it = before.find(f);
+    if (it == before.end() || it->second != v) q->set_fields.emplace_back(f, v);
+  }
+  std::vector<std::string> old_keys = published_.FilterKeys(keys_);
+  std::set<std::string> old_set(old_keys.begin(), old_keys.end());
+  for (std::string& k : next.FilterKeys(keys_)) {
+    if (!old_set.contains(k)) q->must_exist.push_back(std::move(k));
+  }
 }
 
 int64_t RedisMirrorWriter::renewal_due_ms() const {
@@ -482,12 +540,10 @@ size_t RedisMirrorWriter::StageDeletions(size_t max_keys) {
     for (std::string& k : ImmutableKeys(e.id)) listed.insert(std::move(k));
   }
   for (const auto& e : published_.lives) {
-    for (std::string& k : LiveKeys(e)) listed.insert(std::move(k));
+    for (std::string& k : LiveKeys(published_, e)) listed.insert(std::move(k));
   }
   std::set<std::string> staged(staged_->unlinked.begin(),
                                staged_->unlinked.end());
-  RedisArgs unlink;
-  unlink.Add("UNLINK");
   size_t n = 0;
   for (auto it = retired_.begin(); it != retired_.end() && n < max_keys;) {
     if (listed.contains(it->first)) {
@@ -495,13 +551,11 @@ size_t RedisMirrorWriter::StageDeletions(size_t max_keys) {
       continue;
     }
     if (it->second <= now && !staged.contains(it->first)) {
-      unlink.Add(it->first);
       staged_->unlinked.push_back(it->first);
       n++;
     }
     ++it;
   }
-  if (n > 0) staged_->cmds.push_back(std::move(unlink));
   return n;
 }
 
@@ -514,12 +568,13 @@ absl::Status RedisMirrorWriter::DeleteRetired(size_t max_keys) {
 std::string RedisMirrorWriter::DebugString() const {
   const int64_t now = MirrorSteadyMs();
   return absl::StrFormat(
-      "redis=%s trusted=%s generation=%s version=%d tables=%d memtables=%d "
-      "lease_left_ms=%d retired=%d round_trips=%d",
+      "redis=%s trusted=%s%s writer=%s replid=%s generation=%s version=%d "
+      "tables=%d memtables=%d lease_left_ms=%d retired=%d round_trips=%d",
       conn_ != nullptr                     ? conn_->Describe(keys_.prefix())
       : options_.connect.endpoints.empty() ? std::string("?")
                                            : options_.connect.endpoints[0],
-      trusted_ ? "yes" : "no",
+      trusted_ ? "yes" : "no", fenced_ ? " fenced=yes" : "", writer_token_,
+      replid_.empty() ? "-" : replid_.substr(0, 12),
       published_.generation.empty() ? "-" : published_.generation,
       published_.version, published_.immutables.size(), published_.lives.size(),
       lease_bound_ms_ > now ? lease_bound_ms_ - now : 0, retired_.size(),

@@ -26,11 +26,20 @@
 //   * A filter that stops being listed is deleted grace_ms after the commit
 //     that unlisted it was acknowledged.
 //
+//   * Fencing: every commit (redis_mirror_scripts.h) first checks that no
+//     later engine open (a larger writer token) owns the manifest; when one
+//     does, this writer is fenced for good: it stops publishing and says so.
+//   * Identity: the lease holds the master_replid of the server the commit
+//     ran on, so a restart from persistence, a failover or a promotion
+//     makes the lease foreign to readers and to the next commit.
+//
 // Any failure (connection error, error reply, a commit refused, a lost
 // lease, WAIT short of replicas) leaves the writer untrusted; the owner then
-// republishes everything: PrepareRepublish (no lease needed: uploads missing
-// immutable filters), then FinishRepublish (every live filter whole, a full
-// manifest under a new generation, the lease taken, in one pipeline).
+// republishes everything: PrepareRepublish (revokes the lease first and,
+// with wait_replicas, checks that the replicas acknowledge the revocation,
+// then uploads missing immutable filters), then FinishRepublish (every live
+// filter whole, a full manifest under a new generation, the lease taken, in
+// one pipeline).
 //
 // Thread safety: not thread-safe; owned by the mirror's thread. The only
 // methods safe from other threads are none: the owner copies what it needs.
@@ -68,6 +77,8 @@ struct RedisMirrorWriterOptions {
   int64_t grace_ms = 10000;
   int wait_replicas = 0;  // > 0: WAIT after every write pipeline
   int64_t wait_timeout_ms = 1000;
+  // The fencing token of this engine open (NewWriterToken() when empty).
+  std::string writer_token;
 };
 
 // An immutable filter to upload: its entry, bytes and key count.
@@ -133,6 +144,11 @@ class RedisMirrorWriter {
   // FinishRepublish (used when a commit is sent).
   absl::Status Flush(bool renew, int64_t lease_base_ms);
 
+  // Deletes the lease if this writer may (best effort, one round trip;
+  // for a clean close): readers stop trusting at once instead of after the
+  // lease's TTL. Untrusted afterwards.
+  absl::Status Revoke();
+
   // Stages an UNLINK of retired filters whose grace has passed and that are
   // not listed (at most max_keys keys); they leave the retired set when the
   // Flush that carries them succeeds. Returns how many were staged.
@@ -147,6 +163,10 @@ class RedisMirrorWriter {
   absl::Status SweepOrphans();
 
   bool trusted() const { return trusted_; }
+  // A later engine open publishes this mirror: this writer never publishes
+  // again (last_error() names the other writer).
+  bool fenced() const { return fenced_; }
+  const std::string& writer_token() const { return writer_token_; }
   // Steady ms by which the lease has certainly lapsed (0: never sent one).
   int64_t lease_bound_ms() const { return lease_bound_ms_; }
   // Steady ms when the lease should be renewed next.
@@ -171,6 +191,25 @@ class RedisMirrorWriter {
     uint64_t version = 0;
     int64_t server_ms = 0;
     std::string detail;
+    std::string replid;  // of the server the script ran on
+  };
+  // What one commit script call asks (see redis_mirror_scripts.h).
+  struct CommitRequest {
+    std::string op = "change";  // "full", "change", "revoke"
+    std::string generation;
+    uint64_t version = 0;
+    std::string lease_action = "none";  // acquire, renew, check, none
+    bool deadline = false;  // refuse after send_ms + slack (lease extended)
+    int64_t send_ms = 0;
+    std::string expected_writes;  // "": not checked
+    bool bump_writes = false;
+    bool set_watermark = false;
+    uint64_t complete_seq = 0;
+    int64_t complete_ms = 0;
+    std::vector<std::string> del_fields;
+    std::vector<std::pair<std::string, std::string>> set_fields;
+    std::vector<std::string> must_exist;
+    std::vector<std::string> unlink;
   };
 
   // The command's name and first argument, for messages.
@@ -179,14 +218,20 @@ class RedisMirrorWriter {
   absl::Status EnsureConnected();
   absl::Status MeasureClock();
   absl::Status Fail(absl::Status why);
-  // The EVAL command of a commit (see redis_mirror_scripts.h).
-  RedisArgs CommitCommand(
-      bool full, const std::string& generation, uint64_t version,
-      const std::string& lease_action, const std::string& expected_writes,
-      const std::vector<std::string>& del_fields,
-      const std::vector<std::pair<std::string, std::string>>& set_fields,
-      const std::vector<std::string>& must_exist, int64_t send_ms);
-  absl::StatusOr<CommitResult> ParseCommit(const RedisReply& reply) const;
+  // Loads the commit script (SCRIPT LOAD) on the connection's node.
+  absl::Status LoadScript();
+  // The EVALSHA command of a commit (see redis_mirror_scripts.h).
+  RedisArgs CommitCommand(const CommitRequest& request) const;
+  // The reply of a commit; a FENCED reply fences this writer.
+  absl::StatusOr<CommitResult> ParseCommit(const RedisReply& reply);
+  // Revokes the lease and, with wait_replicas, WAITs for the replicas to
+  // acknowledge it (PrepareRepublish's first step; revoke first, publish
+  // after). Returns its error without calling Fail.
+  absl::Status RevokeAndWait();
+  // Flush's listing diff: the fields to delete and set and the keys that
+  // must exist go to *q; meta updates of moved tables to *cmds.
+  void StageListingDiff(const MirrorManifest& next, CommitRequest* q,
+                        std::vector<RedisArgs>* cmds) const;
   // Adds SET + meta commands for an immutable filter to *cmds.
   void AppendUpload(const ImmutableUpload& u, uint64_t version,
                     std::vector<RedisArgs>* cmds) const;
@@ -194,7 +239,8 @@ class RedisMirrorWriter {
                        std::vector<RedisArgs>* cmds) const;
   // Every key (filters and metas) an entry owns.
   std::vector<std::string> ImmutableKeys(uint64_t id) const;
-  std::vector<std::string> LiveKeys(const MirrorLiveEntry& e) const;
+  std::vector<std::string> LiveKeys(const MirrorManifest& m,
+                                    const MirrorLiveEntry& e) const;
   // Retires the keys of entries in `before` that `after` does not list.
   void RetireUnlisted(const MirrorManifest& before, const MirrorManifest& after,
                       int64_t due_ms);
@@ -224,7 +270,11 @@ class RedisMirrorWriter {
   int64_t clock_offset_ms_ = 0;
 
   bool trusted_ = false;
-  std::string token_;  // the lease token of the current acquisition
+  bool fenced_ = false;
+  const std::string writer_token_;
+  std::string script_sha_;  // of the commit script, on conn_'s node
+  std::string replid_;      // of the server of the last good commit
+  std::string token_;       // the lease token of the current acquisition
   uint64_t token_counter_ = 0;
   const uint64_t token_base_;
   int64_t lease_bound_ms_ = 0;

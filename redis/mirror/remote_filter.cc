@@ -60,11 +60,24 @@ class RemoteFilterImpl final : public RemoteFilter {
     answers->assign(keys.size(), true);
     absl::Status first;
     const size_t step = std::max<size_t>(1, options_.max_batch_keys);
+    // The call's watermark is the lowest of its batches': a later batch
+    // may have read a higher one, which does not cover the "no" answers of
+    // an earlier batch.
+    std::optional<RemoteFilterWatermark> low;
     for (size_t start = 0; start < keys.size(); start += step) {
       const size_t n = std::min(step, keys.size() - start);
       absl::Status s = ProbeBatch(keys.subspan(start, n), answers, start);
       if (first.ok() && !s.ok()) first = s;
+      if (!low.has_value()) {
+        low = watermark_;
+      } else {
+        low->complete_seq =
+            std::min(low->complete_seq, watermark_.complete_seq);
+        low->complete_unix_ms =
+            std::min(low->complete_unix_ms, watermark_.complete_unix_ms);
+      }
     }
+    if (low.has_value()) watermark_ = *low;
     return first;
   }
 
@@ -129,9 +142,22 @@ class RemoteFilterImpl final : public RemoteFilter {
   absl::Status FetchManifest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     manifest_.reset();
     stats_.manifest_fetches++;
-    stats_.round_trips++;
-    absl::StatusOr<std::vector<RedisReply>> r = conn_->Pipeline(
-        {RedisArgs{"HGETALL", keys_.manifest()}}, keys_.prefix());
+    stats_.round_trips += 2;
+    // The size first: a hash of millions of fields must not be fetched.
+    absl::StatusOr<std::vector<RedisReply>> r =
+        conn_->Pipeline({RedisArgs{"HLEN", keys_.manifest()}}, keys_.prefix());
+    if (!r.ok()) return r.status();
+    const RedisReply& len = (*r)[0];
+    if (len.is_integer() &&
+        static_cast<uint64_t>(len.integer()) > options_.max_manifest_fields) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("redis %s: manifest %s has %d fields, more than "
+                          "max_manifest_fields = %d; answering maybe",
+                          conn_->Describe(keys_.prefix()), keys_.manifest(),
+                          len.integer(), options_.max_manifest_fields));
+    }
+    r = conn_->Pipeline({RedisArgs{"HGETALL", keys_.manifest()}},
+                        keys_.prefix());
     if (!r.ok()) return r.status();
     const RedisReply& all = (*r)[0];
     if (all.is_error()) {
@@ -155,6 +181,15 @@ class RemoteFilterImpl final : public RemoteFilter {
           m.status().code(),
           absl::StrFormat("redis %s: %s: %s", conn_->Describe(keys_.prefix()),
                           keys_.manifest(), m.status().message()));
+    }
+    size_t subfilters = 0;
+    for (const MirrorLiveEntry& e : m->lives) subfilters += e.subfilters.size();
+    if (subfilters > options_.max_live_subfilters) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "redis %s: manifest %s lists %d live sub-filters, more than "
+          "max_live_subfilters = %d; answering maybe",
+          conn_->Describe(keys_.prefix()), keys_.manifest(), subfilters,
+          options_.max_live_subfilters));
     }
     manifest_ = std::move(*m);
     ranges_usable_ = manifest_->comparator == kBytewiseComparatorName;
@@ -187,6 +222,11 @@ class RemoteFilterImpl final : public RemoteFilter {
 
   absl::Status ProbeBatch(std::span<const std::string_view> keys,
                           std::vector<bool>* answers, size_t offset)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the replies of INFO replication and the two lease GETs show a
+  // server this reader may trust (see docs/redis_mirror.md §4 step 4).
+  absl::Status CheckTrust(const RedisReply& info, const RedisReply& lease1,
+                          const RedisReply& lease2) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
@@ -254,14 +294,34 @@ absl::Status RemoteFilterImpl::ProbeBatch(
     // 2. One pipeline: lease, manifest version, missing table filters, live
     // filter probes, lease again.
     std::vector<RedisArgs> cmds;
+    cmds.push_back(RedisArgs{"INFO", "replication"});
     cmds.push_back(RedisArgs{"GET", keys_.lease()});
     cmds.push_back(RedisArgs{"HMGET", keys_.manifest(),
                              mirror_field::kGeneration, mirror_field::kVersion,
                              mirror_field::kCompleteSeq,
                              mirror_field::kCompleteMs});
-    for (auto& [t, index] : fetch) {
-      index = cmds.size();
-      cmds.push_back(RedisArgs{"GET", keys_.immutable(imm[t].id)});
+    absl::Status capped;  // the first cap met (answers "maybe")
+    size_t fetch_bytes = 0;
+    for (auto it = fetch.begin(); it != fetch.end();) {
+      const uint64_t size = imm[it->first].size;
+      if (size > options_.max_cached_filter_bytes ||
+          fetch_bytes + size > options_.max_fetch_bytes_per_batch) {
+        if (capped.ok()) {
+          capped = absl::ResourceExhaustedError(absl::StrFormat(
+              "mirror \"%s\": table filter %d of %d bytes exceeds "
+              "max_cached_filter_bytes = %d or max_fetch_bytes_per_batch = %d "
+              "(%d fetched so far); answering maybe for its keys",
+              keys_.name(), imm[it->first].id, size,
+              options_.max_cached_filter_bytes,
+              options_.max_fetch_bytes_per_batch, fetch_bytes));
+        }
+        it = fetch.erase(it);  // its keys stay unresolved: "maybe"
+        continue;
+      }
+      fetch_bytes += size;
+      it->second = cmds.size();
+      cmds.push_back(RedisArgs{"GET", keys_.immutable(imm[it->first].id)});
+      ++it;
     }
     struct LiveProbe {
       std::string key;
@@ -276,16 +336,46 @@ absl::Status RemoteFilterImpl::ProbeBatch(
       if (!maybe[i]) need.push_back(static_cast<uint32_t>(i));
     }
     uint64_t offsets[kMaxProbes];
+    // What probing the live filters would cost: whole fetches within the
+    // byte cap, bit reads within the op cap; otherwise "maybe".
+    size_t probe_ops = 0;
+    for (const MirrorLiveEntry& e : m.lives) {
+      for (const MirrorSubFilter& sub : e.subfilters) {
+        const size_t ops = need.size() * static_cast<size_t>(sub.k);
+        if (sub.bytes() <= ops * kWholeBytesPerBit &&
+            fetch_bytes + sub.bytes() <= options_.max_fetch_bytes_per_batch) {
+          fetch_bytes += sub.bytes();
+        } else {
+          probe_ops += ops;
+        }
+      }
+    }
+    if (probe_ops > options_.max_probe_ops_per_batch) {
+      if (capped.ok()) {
+        capped = absl::ResourceExhaustedError(absl::StrFormat(
+            "mirror \"%s\": probing %d keys in its live filters takes %d bit "
+            "reads, more than max_probe_ops_per_batch = %d; answering maybe",
+            keys_.name(), need.size(), probe_ops,
+            options_.max_probe_ops_per_batch));
+      }
+      for (uint32_t i : need) maybe[i] = 1;
+      need.clear();
+    }
     if (!need.empty()) {
+      // The same choice as the estimate above, made again in order.
+      size_t budget = 0;
+      for (const auto& [t, index] : fetch) budget += imm[t].size;
       for (const MirrorLiveEntry& e : m.lives) {
         for (size_t j = 0; j < e.subfilters.size(); j++) {
           LiveProbe p;
-          p.key = keys_.live(e.id, static_cast<int>(j));
+          p.key = keys_.live(m.writer, e.id, static_cast<int>(j));
           p.sub = e.subfilters[j];
           p.keys = need;
           p.whole =
-              p.sub.bytes() <=
-              need.size() * static_cast<size_t>(p.sub.k) * kWholeBytesPerBit;
+              p.sub.bytes() <= need.size() * static_cast<size_t>(p.sub.k) *
+                                   kWholeBytesPerBit &&
+              budget + p.sub.bytes() <= options_.max_fetch_bytes_per_batch;
+          if (p.whole) budget += p.sub.bytes();
           p.first_reply = cmds.size();
           if (p.whole) {
             cmds.push_back(RedisArgs{"GET", p.key});
@@ -326,25 +416,11 @@ absl::Status RemoteFilterImpl::ProbeBatch(
     if (!got.ok()) return FailOpen(got.status());
     const std::vector<RedisReply>& r = *got;
 
-    // 3. Trust: the same lease before and after, and the manifest we used.
-    const RedisReply& lease1 = r.front();
-    const RedisReply& lease2 = r.back();
-    if (lease1.is_error() || lease2.is_error()) {
-      return FailOpen(absl::FailedPreconditionError(
-          absl::StrFormat("redis %s: GET %s: %s", where, keys_.lease(),
-                          lease1.is_error() ? lease1.str() : lease2.str())));
-    }
-    if (!lease1.is_string() || !lease2.is_string() ||
-        lease1.str() != lease2.str()) {
-      return FailOpen(absl::FailedPreconditionError(absl::StrFormat(
-          "redis %s: mirror \"%s\" not trusted: lease %s %s (engine down or "
-          "unreachable, Redis restarted or flushed, or republication under "
-          "way); answering maybe",
-          where, keys_.name(), keys_.lease(),
-          lease1.is_string() && lease2.is_string() ? "changed during the probe"
-                                                   : "not held")));
-    }
-    const RedisReply& hm = r[1];
+    // 3. Trust: this server's history, the same lease before and after,
+    // and the manifest we used.
+    absl::Status trust = CheckTrust(r[0], r[1], r.back());
+    if (!trust.ok()) return FailOpen(trust);
+    const RedisReply& hm = r[2];
     if (hm.is_error() || !hm.is_array() || hm.elements().size() != 4) {
       return FailOpen(absl::FailedPreconditionError(
           absl::StrFormat("redis %s: HMGET %s: %s", where, keys_.manifest(),
@@ -355,17 +431,16 @@ absl::Status RemoteFilterImpl::ProbeBatch(
       manifest_.reset();  // changed: fetch it again and redo the batch
       continue;
     }
+    // A watermark that does not parse covers nothing.
     uint64_t cseq = 0;
     int64_t cms = 0;
-    if (absl::SimpleAtoi(hm.elements()[2].str(), &cseq)) {
-      watermark_.complete_seq = cseq;
-    }
-    if (absl::SimpleAtoi(hm.elements()[3].str(), &cms)) {
-      watermark_.complete_unix_ms = cms;
-    }
+    if (!absl::SimpleAtoi(hm.elements()[2].str(), &cseq)) cseq = 0;
+    if (!absl::SimpleAtoi(hm.elements()[3].str(), &cms)) cms = 0;
+    watermark_.complete_seq = cseq;
+    watermark_.complete_unix_ms = cms;
     watermark_.mode = m.mode;
 
-    absl::Status problem;
+    absl::Status problem = capped;
     auto note = [&](absl::Status s) {
       if (problem.ok()) problem = std::move(s);
     };
@@ -514,6 +589,64 @@ absl::Status RemoteFilterImpl::ProbeBatch(
       "mirror \"%s\": the manifest changed during %d attempts; answering "
       "maybe",
       keys_.name(), kMaxAttempts)));
+}
+
+absl::Status RemoteFilterImpl::CheckTrust(const RedisReply& info,
+                                          const RedisReply& lease1,
+                                          const RedisReply& lease2) const {
+  const std::string where = conn_->Describe(keys_.prefix());
+  for (const RedisReply* r : {&info, &lease1, &lease2}) {
+    if (r->is_error()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "redis %s: %s: %s (the reader's ACL needs +info and the mirror's "
+          "read commands)",
+          where, r == &info ? "INFO replication" : "GET " + keys_.lease(),
+          r->str()));
+    }
+  }
+  if (!lease1.is_string() || !lease2.is_string() ||
+      lease1.str() != lease2.str()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "redis %s: mirror \"%s\" not trusted: lease %s %s (engine down or "
+        "unreachable, Redis restarted or flushed, or republication under "
+        "way); answering maybe",
+        where, keys_.name(), keys_.lease(),
+        lease1.is_string() && lease2.is_string() ? "changed during the probe"
+                                                 : "not held"));
+  }
+  MirrorLease lease;
+  RedisIdentity id;
+  if (!DecodeLease(lease1.str(), &lease) || !info.is_string() ||
+      !ParseRedisIdentity(info.str(), &id)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "redis %s: mirror \"%s\" not trusted: lease \"%s\" or INFO "
+        "replication not understood (an engine of another format?); "
+        "answering maybe",
+        where, keys_.name(), absl::CHexEscape(lease1.str().substr(0, 100))));
+  }
+  if (id.role == "master") {
+    if (id.replid == lease.replid) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "redis %s: mirror \"%s\" not trusted: the lease was taken on a "
+        "server with replication id %s, this one has %s (restarted from "
+        "persistence, failed over or promoted since; the engine republishes "
+        "when it reaches it); answering maybe",
+        where, keys_.name(), lease.replid, id.replid));
+  }
+  if (!options_.trust_replica) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "redis %s: mirror \"%s\" not trusted: the server is a %s and "
+        "trust_replica is off (docs/redis_mirror.md §4); answering maybe",
+        where, keys_.name(), id.role));
+  }
+  if (id.link_status != "up" || id.replid != lease.replid) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "redis %s: mirror \"%s\" not trusted: replica with master link %s "
+        "and replication id %s, the lease names %s; answering maybe",
+        where, keys_.name(), id.link_status.empty() ? "?" : id.link_status,
+        id.replid, lease.replid));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace

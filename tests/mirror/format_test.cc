@@ -11,6 +11,7 @@
 #include <set>
 
 #include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
 #include "filter/filter_hash.h"
 #include "gtest/gtest.h"
 #include "redis/client/redis_cluster_client.h"
@@ -84,11 +85,12 @@ TEST(MirrorFormatTest, KeyNamesShareTheHashTag) {
   EXPECT_EQ(k.lease(), "siftdb:{orders}:lease");
   EXPECT_EQ(k.immutable(42), "siftdb:{orders}:sst:42");
   EXPECT_EQ(k.immutable_meta(42), "siftdb:{orders}:sst:42:meta");
-  EXPECT_EQ(k.live(7, 2), "siftdb:{orders}:mem:7:2");
-  EXPECT_EQ(k.live_meta(7), "siftdb:{orders}:mem:7:meta");
+  const std::string w = "1764000000000-0123456789abcdef";
+  EXPECT_EQ(k.live(w, 7, 2), "siftdb:{orders}:mem:" + w + ":7:2");
+  EXPECT_EQ(k.live_meta(w, 7), "siftdb:{orders}:mem:" + w + ":7:meta");
   const int slot = RedisKeySlot(k.manifest());
-  for (const std::string& key : {k.lease(), k.immutable(1), k.live(3, 0),
-                                 k.live_meta(3), k.immutable_meta(9)}) {
+  for (const std::string& key : {k.lease(), k.immutable(1), k.live(w, 3, 0),
+                                 k.live_meta(w, 3), k.immutable_meta(9)}) {
     EXPECT_EQ(RedisKeySlot(key), slot) << key;
   }
   EXPECT_TRUE(ValidateMirrorName("orders-2024.v1_x").ok());
@@ -106,6 +108,7 @@ MirrorManifest SampleManifest() {
   m.version = 17;
   m.mode = "async";
   m.comparator = "siftdb.BytewiseComparator";
+  m.writer = "1764000000000-0123456789abcdef";
   m.lease_ttl_ms = 10000;
   m.grace_ms = 5000;
   m.complete_seq = 123456;
@@ -143,6 +146,7 @@ TEST(MirrorFormatTest, ManifestRoundTrip) {
   EXPECT_EQ(decoded->version, m.version);
   EXPECT_EQ(decoded->mode, m.mode);
   EXPECT_EQ(decoded->comparator, m.comparator);
+  EXPECT_EQ(decoded->writer, m.writer);
   EXPECT_EQ(decoded->complete_seq, m.complete_seq);
   EXPECT_EQ(decoded->complete_ms, m.complete_ms);
   EXPECT_EQ(decoded->lease_ttl_ms, m.lease_ttl_ms);
@@ -150,9 +154,10 @@ TEST(MirrorFormatTest, ManifestRoundTrip) {
   EXPECT_EQ(decoded->immutables, m.immutables);
   EXPECT_EQ(decoded->lives, m.lives);
   MirrorKeys keys("x");
-  EXPECT_EQ(decoded->FilterKeys(keys),
-            (std::vector<std::string>{keys.immutable(5), keys.live(12, 0),
-                                      keys.live(12, 1)}));
+  EXPECT_EQ(
+      decoded->FilterKeys(keys),
+      (std::vector<std::string>{keys.immutable(5), keys.live(m.writer, 12, 0),
+                                keys.live(m.writer, 12, 1)}));
   // Unknown fields (a later format's additions, the writes counter) are
   // skipped.
   auto fields = EncodeManifest(m);
@@ -181,14 +186,17 @@ TEST(MirrorFormatTest, ManifestRefusesWhatItDoesNotUnderstand) {
     std::erase_if(f, [&](const auto& p) { return p.first == field; });
     return DecodeManifest(f).status();
   };
-  for (const char* f : {"format", "generation", "version"}) {
+  for (const char* f : {"format", "generation", "version", "writer"}) {
     absl::Status s = without(f);
     EXPECT_TRUE(absl::IsDataLoss(s)) << f << ": " << s;
     EXPECT_NE(s.message().find(f), absl::string_view::npos) << s;
   }
   const std::pair<const char*, const char*> bad[] = {
-      {"format", "2"},
+      {"format", "3"},
       {"format", "one"},
+      {"writer", "1764000000000-0123456789abcde"},   // short
+      {"writer", "1764000000000-0123456789abcdeg"},  // not hex
+      {"writer", "176400000000x-0123456789abcdef"},
       {"version", "-1"},
       {"version", "12x"},
       {"complete_seq", ""},
@@ -207,6 +215,56 @@ TEST(MirrorFormatTest, ManifestRefusesWhatItDoesNotUnderstand) {
     absl::Status s = with(field, value);
     EXPECT_TRUE(absl::IsDataLoss(s)) << field << "=" << value << ": " << s;
   }
+}
+
+// Format 1 (before writer fencing and the identity in the lease) is refused
+// with a message that says what to do: a new reader answers "maybe".
+TEST(MirrorFormatTest, FormatOneIsRefusedByName) {
+  auto fields = EncodeManifest(SampleManifest());
+  for (auto& [k, v] : fields) {
+    if (k == "format") v = "1";
+  }
+  absl::Status s = DecodeManifest(fields).status();
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_NE(s.message().find("format 1"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("upgrade the engine"), absl::string_view::npos);
+}
+
+TEST(MirrorFormatTest, WriterTokensOrderByOpenTime) {
+  const std::string a = NewWriterToken();
+  EXPECT_TRUE(IsWriterToken(a)) << a;
+  absl::SleepFor(absl::Milliseconds(2));
+  const std::string b = NewWriterToken();
+  EXPECT_LT(a, b);
+  EXPECT_NE(a.substr(14), b.substr(14));  // random parts differ
+  for (const char* bad :
+       {"", "x", "1764000000000_0123456789abcdef",
+        "1764000000000-0123456789ABCDEF", "1764000000000-0123456789abcdef0"}) {
+    EXPECT_FALSE(IsWriterToken(bad)) << bad;
+  }
+}
+
+TEST(MirrorFormatTest, LeaseAndIdentity) {
+  MirrorLease l{"1764000000000-0123456789abcdef/3",
+                "a38bc81027076d96ac885e2183976ebe65973798"};
+  MirrorLease d;
+  ASSERT_TRUE(DecodeLease(EncodeLease(l), &d));
+  EXPECT_EQ(d.token, l.token);
+  EXPECT_EQ(d.replid, l.replid);
+  for (const char* bad : {"", "token", "token ", " replid", "a b c"}) {
+    EXPECT_FALSE(DecodeLease(bad, &d)) << bad;
+  }
+  RedisIdentity id;
+  ASSERT_TRUE(ParseRedisIdentity(
+      "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n"
+      "master_link_status:up\r\nmaster_replid:abc123\r\n"
+      "master_replid2:0000\r\n",
+      &id));
+  EXPECT_EQ(id.role, "slave");
+  EXPECT_EQ(id.replid, "abc123");
+  EXPECT_EQ(id.link_status, "up");
+  EXPECT_FALSE(ParseRedisIdentity("# Replication\r\nrole:master\r\n", &id));
+  EXPECT_FALSE(ParseRedisIdentity("", &id));
 }
 
 TEST(MirrorFormatTest, SubFilterBytes) {

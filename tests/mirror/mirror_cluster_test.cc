@@ -203,9 +203,21 @@ TEST(MirrorReplicaTest, ReaderOnReplicaWithWait) {
   ASSERT_TRUE(Impl(db->get())->FlushMemTable().ok());
   ASSERT_TRUE(Impl(db->get())->WaitForBackgroundWork().ok());
   WriteKeys(db->get(), 5000, 6000);
+  // By default a replica is not trusted: every answer is "maybe", and the
+  // status says why.
+  {
+    auto untrusting = RemoteFilter::Open((*replica)->endpoint(), "replicated");
+    ASSERT_TRUE(untrusting.ok()) << untrusting.status();
+    absl::Status s;
+    EXPECT_EQ(CountNo(untrusting->get(), {AbsentKey(1), AbsentKey(2)}, &s), 0u);
+    EXPECT_NE(s.message().find("trust_replica"), absl::string_view::npos) << s;
+  }
   // Acknowledged sync writes are on the replica already (WAIT): a reader
-  // there, sending only read-only commands, sees all of them.
-  auto reader = RemoteFilter::Open((*replica)->endpoint(), "replicated");
+  // there that opts in, sending only read-only commands, sees all of them.
+  RemoteFilterReaderOptions ro;
+  ro.endpoints = {(*replica)->endpoint()};
+  ro.trust_replica = true;
+  auto reader = RemoteFilter::Open(ro, "replicated");
   ASSERT_TRUE(reader.ok()) << reader.status();
   absl::Status s;
   EXPECT_EQ(CountNo(reader->get(), Keys(0, 6000), &s), 0u);

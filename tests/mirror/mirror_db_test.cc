@@ -150,12 +150,14 @@ class MirrorDbTest : public ::testing::Test {
       auto now = ReadManifest(server_.get(), keys.name());
       if (!now.ok()) return false;
       std::set<std::string> listed;
-      for (const auto& e : now->lives) listed.insert(LiveField(e.id));
+      for (const auto& e : now->lives) {
+        listed.insert(absl::StrCat("mem:", now->writer, ":", e.id));
+      }
       for (const std::string& k :
            RedisKeys(server_.get(), keys.prefix() + "mem:*")) {
-        // siftdb:{follow}:mem:<id>:<i|meta>
+        // siftdb:{follow}:mem:<writer>:<id>:<i|meta>
         std::string rest = k.substr(keys.prefix().size());
-        std::string field = rest.substr(0, rest.find(':', 4));
+        std::string field = rest.substr(0, rest.rfind(':'));
         if (!listed.contains(field)) return false;
       }
       return true;

@@ -253,7 +253,7 @@ TEST_F(MirrorFailureTest, WrongTypeAtMirrorKeys) {
   ASSERT_TRUE(m.ok());
   ASSERT_FALSE(m->lives.empty());
   MirrorKeys keys("types");
-  const std::string live = keys.live(m->lives.back().id, 0);
+  const std::string live = keys.live(m->writer, m->lives.back().id, 0);
   // A list where the live filter should be.
   ASSERT_TRUE(server_->Call({"DEL", live}).ok());
   ASSERT_TRUE(server_->Call({"RPUSH", live, "x"}).ok());
@@ -329,7 +329,7 @@ TEST_F(MirrorFailureTest, GarbageInMirrorValues) {
 
   // Garbage in a live filter (right type, wrong bytes).
   ASSERT_FALSE(m->lives.empty());
-  const std::string live = keys.live(m->lives.back().id, 0);
+  const std::string live = keys.live(m->writer, m->lives.back().id, 0);
   ASSERT_TRUE(server_->Call({"SET", live, "xyz"}).ok());
   EXPECT_EQ(CountNo(reader->get(), outside, &s), 0u);
   EXPECT_TRUE(absl::IsDataLoss(s)) << s;

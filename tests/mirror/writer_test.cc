@@ -88,7 +88,7 @@ TEST_F(MirrorWriterTest, PublishesFiltersMetaManifestAndLease) {
   // Filters byte for byte.
   EXPECT_EQ(Call({"GET", k.immutable(5)}), t.bytes);
   for (int i = 0; i < live.num_subfilters(); i++) {
-    EXPECT_EQ(Call({"GET", k.live(9, i)}), live.bytes(i));
+    EXPECT_EQ(Call({"GET", k.live(w.writer_token(), 9, i)}), live.bytes(i));
   }
   // Meta hashes with the required fields.
   for (const char* f :
@@ -100,9 +100,9 @@ TEST_F(MirrorWriterTest, PublishesFiltersMetaManifestAndLease) {
   EXPECT_EQ(Call({"HGET", k.immutable_meta(5), "hash_count"}), "7");
   EXPECT_EQ(Call({"HGET", k.immutable_meta(5), "level"}), "1");
   EXPECT_EQ(Call({"HGET", k.immutable_meta(5), "largest"}), TestKey(999));
-  EXPECT_EQ(Call({"HGET", k.live_meta(9), "inserted_count"}),
+  EXPECT_EQ(Call({"HGET", k.live_meta(w.writer_token(), 9), "inserted_count"}),
             std::to_string(live.total_inserted()));
-  EXPECT_EQ(Call({"HGET", k.live_meta(9), "subfilters"}),
+  EXPECT_EQ(Call({"HGET", k.live_meta(w.writer_token(), 9), "subfilters"}),
             std::to_string(live.num_subfilters()));
   // The manifest decodes to what was published.
   auto fields = Call({"HGETALL", k.manifest()});
