@@ -1,0 +1,375 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The mirror's promise under the Redis failures of issue #15, each injected
+// between real processes (redis-server restarted from an older snapshot, a
+// lagging replica promoted behind a TCP proxy that plays the service
+// address, connections cut mid-pipeline, a second engine on the same name,
+// a replica gone under wait_replicas, a reopen without the mirror) while a
+// writer runs and a checker thread reads the mirror with a real
+// RemoteFilter (tests/mirror/mirror_fault_util.h). Each scenario asserts:
+// no "no" for any acknowledged key (async: any key acknowledged before the
+// reported watermark), the engine keeps serving, and the mirror is trusted
+// again with most absent keys answered "no". The untrusted window of each
+// scenario is printed.
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "siftdb/write_batch.h"
+#include "tests/mirror/mirror_fault_util.h"
+#include "tests/mirror/mirror_test_util.h"
+#include "tests/support/tcp_proxy.h"
+
+namespace siftdb::test {
+namespace {
+
+using Mode = RemoteFilterOptions::Mode;
+
+// Writes key<i> for i = first, first+1, ... until stopped, recording each
+// acknowledged key; the DB must keep serving (every write OK).
+class Writer {
+ public:
+  Writer(DB* db, AckedKeys* acked, int first)
+      : db_(db), acked_(acked), next_(first) {}
+  ~Writer() { Stop(); }
+  void Start() {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const std::string key = TestKey(next_++);
+        absl::Status s = db_->Put(WriteOptions(), key, std::string(40, 'v'));
+        if (!s.ok()) {
+          errors_++;
+          continue;
+        }
+        acked_->Add(key);
+        absl::SleepFor(absl::Microseconds(200));
+      }
+    });
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int errors() const { return errors_; }
+
+ private:
+  DB* const db_;
+  AckedKeys* const acked_;
+  int next_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> errors_{0};
+  std::thread thread_;
+};
+
+class MirrorFaultTest : public ::testing::TestWithParam<Mode> {
+ protected:
+  void SetUp() override { SIFTDB_REQUIRE_REDIS(); }
+
+  bool async() const { return GetParam() == Mode::kAsync; }
+
+  static RemoteFilterReaderOptions ReaderOptions(const std::string& endpoint) {
+    RemoteFilterReaderOptions ro;
+    ro.endpoints = {endpoint};
+    ro.connect_timeout_ms = 300;
+    ro.command_timeout_ms = 500;
+    return ro;
+  }
+
+  // After a fault at steady `fault_ms`: the checker saw no false negative,
+  // the mirror became trusted again, the untrusted window ended within
+  // `max_window_ms`, and afterwards most absent keys got "no".
+  void ExpectRecovered(MirrorChecker* checker, DB* db, int64_t fault_ms,
+                       int64_t max_window_ms, const char* scenario) {
+    ASSERT_TRUE(checker->WaitTrustedAfter(MirrorSteadyMs()))
+        << scenario << ": never trusted again; " << checker->Summary()
+        << "; engine: " << MirrorState(db);
+    absl::SleepFor(absl::Milliseconds(300));
+    checker->Stop();
+    const int64_t last_untrusted = checker->LastUntrustedSince(fault_ms);
+    const int64_t window =
+        last_untrusted < 0 ? 0 : last_untrusted - fault_ms + 1;
+    std::printf("%s (%s): untrusted window %lld ms; %s\n", scenario,
+                async() ? "async" : "sync", static_cast<long long>(window),
+                checker->Summary().c_str());
+    EXPECT_EQ(checker->false_negatives(), 0) << checker->Summary();
+    EXPECT_GT(checker->keys_checked(), 0);
+    EXPECT_LE(window, max_window_ms) << checker->Summary();
+    EXPECT_GE(checker->AbsentNoRateSince(last_untrusted + 1), 0.95)
+        << checker->Summary();
+  }
+
+  TempDir dir_;
+};
+
+// Redis restarts from a snapshot older than the lease and the newest keys
+// (an RDB, or an AOF that lost its tail). The lease comes back with its
+// old expiry; readers must see that the server's history changed.
+TEST_P(MirrorFaultTest, RedisRestartedFromAnOlderSnapshot) {
+  auto server = RedisServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  // The engine reaches Redis through a proxy, so the test can keep it away
+  // for a while after the restart (an engine stalled or partitioned): the
+  // restarted server then serves its old state to readers alone.
+  auto engine_path = TcpProxy::Start((*server)->port());
+  ASSERT_TRUE(engine_path.ok()) << engine_path.status();
+  Options o = MirrorOptions({(*engine_path)->endpoint()}, "older", GetParam());
+  auto db = DB::Open(o, dir_.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  AckedKeys acked;
+  Writer writer(db->get(), &acked, 0);
+  writer.Start();
+  MirrorChecker checker(ReaderOptions((*server)->endpoint()), "older", &acked,
+                        async());
+  checker.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  absl::SleepFor(absl::Milliseconds(400));
+  ASSERT_TRUE((*server)->Call({"SAVE"}).ok());
+  absl::SleepFor(absl::Milliseconds(200));  // keys the snapshot lacks
+  const int64_t fault = MirrorSteadyMs();
+  (*engine_path)->SetBlackhole(true);
+  ASSERT_TRUE((*server)->Kill().ok());
+  ASSERT_TRUE((*server)->StartAgain().ok());  // loads the older dump.rdb
+  absl::SleepFor(absl::Milliseconds(1000));
+  (*engine_path)->SetBlackhole(false);
+  absl::SleepFor(absl::Milliseconds(1000));
+  writer.Stop();
+  EXPECT_EQ(writer.errors(), 0);
+  ExpectRecovered(&checker, db->get(), fault,
+                  o.remote_filter.lease_ttl_ms + 4000, "older snapshot");
+}
+
+// The master dies and a replica that missed the newest writes is promoted
+// (wait_replicas = 0). Engine and readers reach "the master" through one
+// address (a TCP proxy here; a VIP or DNS name in production).
+TEST_P(MirrorFaultTest, LaggingReplicaPromoted) {
+  auto master = RedisServer::Start();
+  ASSERT_TRUE(master.ok()) << master.status();
+  auto repl_link = TcpProxy::Start((*master)->port());
+  ASSERT_TRUE(repl_link.ok()) << repl_link.status();
+  RedisServerOptions ro;
+  ro.extra_args = {"--replicaof", "127.0.0.1",
+                   std::to_string((*repl_link)->port())};
+  auto replica = RedisServer::Start(ro);
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  // Readers use the service address; the engine its own path to it, which
+  // the test cuts off for a while after the failover (the engine's side of
+  // a failover is not instantaneous either).
+  auto service = TcpProxy::Start((*master)->port());
+  ASSERT_TRUE(service.ok()) << service.status();
+  auto engine_path = TcpProxy::Start((*master)->port());
+  ASSERT_TRUE(engine_path.ok()) << engine_path.status();
+
+  Options o =
+      MirrorOptions({(*engine_path)->endpoint()}, "promote", GetParam());
+  auto db = DB::Open(o, dir_.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  AckedKeys acked;
+  Writer writer(db->get(), &acked, 0);
+  writer.Start();
+  MirrorChecker checker(ReaderOptions((*service)->endpoint()), "promote",
+                        &acked, async());
+  checker.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  ASSERT_TRUE(WaitUntil([&] {
+    auto r = (*replica)->Call({"INFO", "replication"});
+    return r.ok() && r->find("master_link_status:up") != std::string::npos;
+  }));
+  absl::SleepFor(absl::Milliseconds(300));
+  (*repl_link)->SetBlackhole(true);  // the replica stops receiving
+  absl::SleepFor(absl::Milliseconds(300));
+  // Failover: promote the lagging replica, point the address at it, and
+  // kill the old master.
+  const int64_t fault = MirrorSteadyMs();
+  (*engine_path)->SetBlackhole(true);
+  ASSERT_TRUE((*replica)->Call({"REPLICAOF", "NO", "ONE"}).ok());
+  (*service)->SetUpstream((*replica)->port());
+  (*engine_path)->SetUpstream((*replica)->port());
+  (*service)->CutAll();
+  ASSERT_TRUE((*master)->Kill().ok());
+  absl::SleepFor(absl::Milliseconds(1000));
+  (*engine_path)->SetBlackhole(false);
+  absl::SleepFor(absl::Milliseconds(1000));
+  writer.Stop();
+  EXPECT_EQ(writer.errors(), 0);
+  ExpectRecovered(&checker, db->get(), fault,
+                  o.remote_filter.lease_ttl_ms + 4000, "lagging replica");
+}
+
+// Connections cut at arbitrary points of the engine's pipelines (a commit
+// delivered or not, its reply lost) and delayed commits: the watermark and
+// the sync acknowledgements must only cover what a checked commit listed.
+TEST_P(MirrorFaultTest, PipelinesCutAndDelayedAtRandomPoints) {
+  auto server = RedisServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto proxy = TcpProxy::Start((*server)->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  Options o = MirrorOptions({(*proxy)->endpoint()}, "cuts", GetParam());
+  auto db = DB::Open(o, dir_.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  AckedKeys acked;
+  Writer writer(db->get(), &acked, 0);
+  writer.Start();
+  MirrorChecker checker(ReaderOptions((*server)->endpoint()), "cuts", &acked,
+                        async());
+  checker.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  uint64_t seed = 0x5eed;
+  for (int round = 0; round < 12; round++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    switch ((seed >> 33) % 3) {
+      case 0:
+        (*proxy)->CutAfterClientBytes(1 + (seed >> 40) % 4000);
+        break;
+      case 1:
+        (*proxy)->SetDelay(absl::Milliseconds(200 + (seed >> 40) % 400),
+                           absl::ZeroDuration());
+        break;
+      default:
+        (*proxy)->CutAll();
+        break;
+    }
+    absl::SleepFor(absl::Milliseconds(250));
+    (*proxy)->SetDelay(absl::ZeroDuration(), absl::ZeroDuration());
+    (*proxy)->CutAfterClientBytes(0);
+  }
+  const int64_t fault = MirrorSteadyMs();
+  absl::SleepFor(absl::Milliseconds(500));
+  writer.Stop();
+  EXPECT_EQ(writer.errors(), 0);
+  ExpectRecovered(&checker, db->get(), fault,
+                  o.remote_filter.lease_ttl_ms + 4000, "cuts and delays");
+}
+
+// Two engines publish under one mirror name (a misconfiguration, a copy of
+// the DB, or an old process still running): the later open wins, the
+// earlier one is fenced and says so, and readers trust only what the
+// winner published -- no ping-pong of republications.
+TEST_P(MirrorFaultTest, SecondEngineOnTheSameNameFencesTheFirst) {
+  auto server = RedisServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  Options o = MirrorOptions({(*server)->endpoint()}, "twice", GetParam());
+  TempDir dir_b;
+  auto first = DB::Open(o, dir_.path());
+  ASSERT_TRUE(first.ok()) << first.status();
+  AckedKeys acked_first;
+  Writer writer_first(first->get(), &acked_first, 0);
+  writer_first.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(first->get()); }));
+  absl::SleepFor(absl::Milliseconds(200));
+
+  auto second = DB::Open(o, dir_b.path());
+  ASSERT_TRUE(second.ok()) << second.status();
+  AckedKeys acked_second;
+  Writer writer_second(second->get(), &acked_second, 1000000);
+  writer_second.Start();
+  ASSERT_TRUE(WaitUntil([&] {
+    return MirrorState(first->get()).find("state=fenced") != std::string::npos;
+  })) << MirrorState(first->get());
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(second->get()); }));
+  // From here on readers must see exactly the second engine's mirror:
+  // every key it acknowledged (before the takeover too: its full
+  // publication carried them), and nothing the fenced one writes disturbs
+  // it. (Before the takeover they read the first engine's mirror, which is
+  // what a misconfiguration gives and why the first one is fenced.)
+  MirrorChecker checker(ReaderOptions((*server)->endpoint()), "twice",
+                        &acked_second, async());
+  checker.Start();
+  const int64_t fault = MirrorSteadyMs();
+  absl::SleepFor(absl::Milliseconds(1500));
+  writer_first.Stop();
+  writer_second.Stop();
+  EXPECT_EQ(writer_first.errors(), 0);
+  EXPECT_EQ(writer_second.errors(), 0);
+  const std::string first_state = MirrorState(first->get());
+  EXPECT_NE(first_state.find("fenced"), std::string::npos) << first_state;
+  const std::string second_state = MirrorState(second->get());
+  // One publication, perhaps one more if the first engine's last commit
+  // raced it; never the old ping-pong.
+  EXPECT_TRUE(second_state.find("republishes=1 ") != std::string::npos ||
+              second_state.find("republishes=2 ") != std::string::npos)
+      << second_state;
+  ExpectRecovered(&checker, second->get(), fault, 500, "second engine");
+}
+
+// wait_replicas = 1 and the replica disappears: no write may block longer
+// than lease_ttl_ms plus one command timeout (docs/redis_mirror.md §5.3);
+// the mirror stays revoked until the replica is back, then recovers.
+TEST_P(MirrorFaultTest, MissingReplicaBlocksWritesAtMostOneLease) {
+  if (async()) GTEST_SKIP() << "wait_replicas applies to sync mirrors";
+  auto master = RedisServer::Start();
+  ASSERT_TRUE(master.ok()) << master.status();
+  auto replica = (*master)->StartReplica();
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  Options o = MirrorOptions({(*master)->endpoint()}, "waits", GetParam());
+  o.remote_filter.wait_replicas = 1;
+  o.remote_filter.wait_timeout_ms = 300;
+  auto db = DB::Open(o, dir_.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  for (int i = 0; i < 100; i++) {
+    ASSERT_TRUE(db->get()->Put(WriteOptions(), TestKey(i), "v").ok());
+  }
+  ASSERT_TRUE(MirrorTrusted(db->get())) << MirrorState(db->get());
+  ASSERT_TRUE((*replica)->Kill().ok());
+  int64_t worst_ms = 0;
+  const int64_t end = MirrorSteadyMs() + 4000;
+  for (int i = 100; MirrorSteadyMs() < end; i++) {
+    const int64_t start = MirrorSteadyMs();
+    ASSERT_TRUE(db->get()->Put(WriteOptions(), TestKey(i), "v").ok());
+    worst_ms = std::max(worst_ms, MirrorSteadyMs() - start);
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  std::printf("replica gone: slowest write %lld ms (lease_ttl_ms %d)\n",
+              static_cast<long long>(worst_ms), o.remote_filter.lease_ttl_ms);
+  EXPECT_LE(worst_ms, o.remote_filter.lease_ttl_ms +
+                          o.remote_filter.command_timeout_ms + 300);
+  const std::string state = MirrorState(db->get());
+  EXPECT_NE(state.find("state=untrusted"), std::string::npos) << state;
+  EXPECT_NE(state.find("WAIT"), std::string::npos) << state;
+  ASSERT_TRUE((*replica)->StartAgain().ok());
+  EXPECT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }))
+      << MirrorState(db->get());
+}
+
+// A clean close revokes the lease: a reopen without the mirror writes keys
+// the mirror lacks, and readers must not trust it meanwhile.
+TEST_P(MirrorFaultTest, CloseRevokesTheLease) {
+  auto server = RedisServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  Options o = MirrorOptions({(*server)->endpoint()}, "closed", GetParam());
+  o.remote_filter.lease_ttl_ms = 10000;
+  {
+    auto db = DB::Open(o, dir_.path());
+    ASSERT_TRUE(db.ok()) << db.status();
+    for (int i = 0; i < 100; i++) {
+      ASSERT_TRUE(db->get()->Put(WriteOptions(), TestKey(i), "v").ok());
+    }
+    ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  }
+  EXPECT_EQ(*(*server)->Call({"EXISTS", MirrorKeys("closed").lease()}), "0");
+  Options off = o;
+  off.remote_filter = RemoteFilterOptions();
+  auto db = DB::Open(off, dir_.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  std::vector<std::string> fresh;
+  for (int i = 0; i < 200; i++) {
+    fresh.push_back(AbsentKey(i));
+    ASSERT_TRUE(db->get()->Put(WriteOptions(), fresh.back(), "v").ok());
+  }
+  auto reader = RemoteFilter::Open((*server)->endpoint(), "closed");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  absl::Status s;
+  EXPECT_EQ(CountNo(reader->get(), fresh, &s), 0u) << s;
+  EXPECT_FALSE(s.ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, MirrorFaultTest,
+                         ::testing::Values(Mode::kSync, Mode::kAsync),
+                         [](const auto& info) {
+                           return info.param == Mode::kSync ? "Sync" : "Async";
+                         });
+
+}  // namespace
+}  // namespace siftdb::test
