@@ -6,11 +6,18 @@
 //
 //   db_crashtest --db=DIR [--cycles=N] [--min_ms=100 --max_ms=1500]
 //                [--seed=N] [--bin_dir=DIR] [--keep] [--remote_filter=H:P]
+//                [--redis_faults [--redis_server=PATH]]
 //
 // A cycle: start `db_stress --mode=run` with a fresh seed, SIGKILL it after
 // a random delay, then run `db_stress --mode=verify` (every acknowledged
 // write present, nothing never written, iteration == point reads) and
 // `ldb --db=DIR checkconsistency`. Prints one line per cycle and a summary.
+//
+// --redis_faults: db_crashtest starts its own redis-server (DIR.redis/) as
+// the mirror's Redis, and every cycle injects one Redis fault drawn at
+// random while db_stress runs (restart from an older snapshot, restart
+// empty, FLUSHALL, the lease deleted, clients paused, Redis dying with the
+// engine; see redis_faults.h); the summary counts them by kind.
 // Exit status: 0 when every cycle passed, 1 at the first failure (the DB is
 // left in place for inspection), 2 on bad usage.
 
@@ -21,14 +28,20 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/common/args.h"
 #include "util/random.h"
+#if SIFTDB_WITH_REDIS
+#include "tools/db_crashtest/redis_faults.h"
+#include "tools/db_stress/remote_check.h"
+#endif
 
 namespace siftdb {
 namespace {
@@ -84,6 +97,12 @@ void AddCrashTestFlags(tools::ArgParser* args) {
   args->AddFlag("remote_filter", "HOST:PORT",
                 "db_stress mirrors its filters to this Redis and verify checks "
                 "the mirror");
+  args->AddBoolFlag("redis_faults",
+                    "run an own redis-server as the mirror's Redis and inject "
+                    "one Redis fault per cycle");
+  args->AddFlag("redis_server", "PATH",
+                "redis-server binary for --redis_faults (default "
+                "/usr/bin/redis-server)");
 #endif
 }
 
@@ -139,6 +158,7 @@ bool ToolsExecutable(const std::vector<std::string>& tools) {
 void RemoveDbAndExpectedState(const std::string& db) {
   std::filesystem::remove_all(db);
   std::filesystem::remove(db + ".expected");
+  std::filesystem::remove(db + ".remote_no");
 }
 
 // What every cycle runs against.
@@ -149,6 +169,13 @@ struct CrashTestPlan {
   std::vector<std::string> common;  // db_stress flags of every run
   // --subcompactions as given, or none: drawn per cycle.
   std::optional<std::string> fixed_subcompactions;
+  bool remote_filter = false;  // db_stress mirrors to Redis
+#if SIFTDB_WITH_REDIS
+  // --redis_faults: the Redis db_crashtest runs, and faults by kind.
+  std::unique_ptr<crashtest::ManagedRedis> redis;
+  std::vector<uint64_t> faults =
+      std::vector<uint64_t>(static_cast<int>(crashtest::RedisFault::kNumKinds));
+#endif
 };
 
 // `head` followed by the plan's common db_stress flags.
@@ -163,7 +190,8 @@ std::vector<std::string> WithCommonFlags(const CrashTestPlan& plan,
 // its own before the kill.
 bool RunStressUntilKilled(const CrashTestPlan& plan, uint64_t cycle,
                           uint64_t delay_ms,
-                          const std::vector<std::string>& stress_flags) {
+                          const std::vector<std::string>& stress_flags,
+                          const std::function<bool()>& during) {
   std::vector<std::string> argv = {plan.stress, "--mode=run"};
   argv.insert(argv.end(), stress_flags.begin(), stress_flags.end());
   const pid_t pid = Spawn(WithCommonFlags(plan, argv), /*quiet=*/true);
@@ -171,10 +199,11 @@ bool RunStressUntilKilled(const CrashTestPlan& plan, uint64_t cycle,
     absl::FPrintF(stderr, "cycle %d: cannot start db_stress\n", cycle);
     return false;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  const bool injected = during();
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
+  if (!injected) return false;
   if (WIFEXITED(status)) {
     // It stopped on its own before the kill: only a violation does that.
     absl::FPrintF(stderr,
@@ -213,7 +242,7 @@ bool VerifyAfterKill(const CrashTestPlan& plan, uint64_t cycle,
 
 // One kill/verify cycle, drawing its delay and subcompactions from *rnd.
 // Prints one line when it passes; false (after printing why) when not.
-bool RunCrashCycle(const CrashTestPlan& plan, const CrashTestFlags& flags,
+bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
                    uint64_t cycle, Random* rnd) {
   const uint64_t delay =
       flags.min_ms + rnd->Uniform(flags.max_ms - flags.min_ms + 1);
@@ -224,14 +253,56 @@ bool RunCrashCycle(const CrashTestPlan& plan, const CrashTestFlags& flags,
       "--subcompactions=%s", plan.fixed_subcompactions.has_value()
                                  ? *plan.fixed_subcompactions
                                  : std::to_string(drawn));
+  std::function<bool()> during = [delay] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    return true;
+  };
+  std::string fault_note;
+#if SIFTDB_WITH_REDIS
+  crashtest::RedisFault fault = crashtest::RedisFault::kNone;
+  if (plan.redis != nullptr) {
+    fault = crashtest::DrawRedisFault(rnd);
+    plan.faults[static_cast<int>(fault)]++;
+    fault_note = absl::StrCat(", redis fault ", RedisFaultName(fault));
+    const uint64_t seed = rnd->Next();
+    during = [&plan, fault, delay, cycle, seed] {
+      Random fault_rnd(seed);
+      absl::Status s = crashtest::InjectDuringRun(
+          fault, delay,
+          absl::StrCat("siftdb:{", stress::kMirrorName, "}:lease"), &fault_rnd,
+          plan.redis.get());
+      if (!s.ok()) absl::FPrintF(stderr, "cycle %d: %s\n", cycle, s.ToString());
+      return s.ok();
+    };
+  }
+#endif
   if (!RunStressUntilKilled(
           plan, cycle, delay,
-          {subcompactions, absl::StrFormat("--seed=%d", flags.seed + cycle)})) {
+          {subcompactions, absl::StrFormat("--seed=%d", flags.seed + cycle)},
+          during)) {
     return false;
   }
+#if SIFTDB_WITH_REDIS
+  if (plan.redis != nullptr) {
+    absl::Status s = crashtest::AfterKill(fault, plan.redis.get());
+    if (!s.ok()) {
+      absl::FPrintF(stderr, "cycle %d: %s\n", cycle, s.ToString());
+      return false;
+    }
+  }
+  if (plan.remote_filter) {
+    // What a reader hears before the DB is reopened; verify checks that
+    // no key answered "no" is in the recovered DB.
+    if (Run(WithCommonFlags(plan, {plan.stress, "--mode=remote_probe"}),
+            /*quiet=*/false) != 0) {
+      absl::FPrintF(stderr, "cycle %d: remote_probe failed\n", cycle);
+      return false;
+    }
+  }
+#endif
   if (!VerifyAfterKill(plan, cycle, delay)) return false;
-  absl::PrintF("cycle %d: killed after %d ms (%s), verified\n", cycle, delay,
-               subcompactions);
+  absl::PrintF("cycle %d: killed after %d ms (%s%s), verified\n", cycle, delay,
+               subcompactions, fault_note);
   fflush(stdout);
   return true;
 }
@@ -264,7 +335,28 @@ int Main(int argc, char** argv) {
                  absl::StrFormat("--keys=%d", flags.keys)};
   if (args.Has("remote_filter")) {
     plan.common.push_back("--remote_filter=" + args.GetString("remote_filter"));
+    plan.remote_filter = true;
   }
+#if SIFTDB_WITH_REDIS
+  if (args.GetBool("redis_faults")) {
+    if (args.Has("remote_filter")) {
+      absl::FPrintF(stderr,
+                    "--redis_faults runs its own Redis: drop "
+                    "--remote_filter\n");
+      return 2;
+    }
+    auto redis = crashtest::ManagedRedis::Start(
+        args.GetString("redis_server", "/usr/bin/redis-server"),
+        plan.db + ".redis");
+    if (!redis.ok()) {
+      absl::FPrintF(stderr, "db_crashtest: %s\n", redis.status().ToString());
+      return 2;
+    }
+    plan.redis = std::move(*redis);
+    plan.common.push_back("--remote_filter=" + plan.redis->endpoint());
+    plan.remote_filter = true;
+  }
+#endif
   if (args.Has("subcompactions")) {
     plan.fixed_subcompactions = args.GetString("subcompactions");
   }
@@ -276,6 +368,20 @@ int Main(int argc, char** argv) {
           .count();
   absl::PrintF("db_crashtest: %d cycles passed in %.1f s (seed %d)\n",
                flags.cycles, secs, flags.seed);
+#if SIFTDB_WITH_REDIS
+  if (plan.redis != nullptr) {
+    std::string kinds;
+    for (int k = 0; k < static_cast<int>(crashtest::RedisFault::kNumKinds);
+         k++) {
+      absl::StrAppend(&kinds, kinds.empty() ? "" : ", ",
+                      RedisFaultName(static_cast<crashtest::RedisFault>(k)),
+                      " ", plan.faults[k]);
+    }
+    absl::PrintF("db_crashtest: redis faults: %s\n", kinds);
+    plan.redis.reset();
+    std::filesystem::remove_all(plan.db + ".redis");
+  }
+#endif
   if (!args.GetBool("keep")) RemoveDbAndExpectedState(plan.db);
   return 0;
 }

@@ -184,6 +184,22 @@ absl::Status VerifyRemoteFilter(DB* db, const std::string& endpoint,
 // with --remote_filter). Returns the exit status.
 int RunVerifyMode(const tools::ArgParser& args, DB* db, ExpectedState* state,
                   const StressFlags& flags) {
+#if SIFTDB_WITH_REDIS
+  if (args.Has("remote_filter")) {
+    // Before Verify, which settles the writes in flight at the kill into
+    // the expected state: the check must see what was acknowledged then.
+    uint64_t listed = 0;
+    absl::Status s = CheckKeysAnsweredNo(
+        db, *state, args.GetString("db") + ".remote_no", &listed);
+    if (!s.ok()) return Fail(s);
+    if (listed > 0) {
+      absl::PrintF(
+          "verify: %d keys the mirror excluded before the reopen: none "
+          "acknowledged and held\n",
+          listed);
+    }
+  }
+#endif
   auto result = Verify(db, state);
   if (!result.ok()) return Fail(result.status());
   absl::PrintF(
@@ -229,7 +245,8 @@ int RunWorkloadMode(DB* db, ExpectedState* state, const StressFlags& flags) {
 
 int Main(int argc, char** argv) {
   tools::ArgParser args("db_stress",
-                        "db_stress --db=DIR --mode=run|verify|powerloss");
+                        "db_stress --db=DIR "
+                        "--mode=run|verify|powerloss|remote_probe");
   AddStressFlags(&args);
   absl::Status s = args.Parse(argc, argv);
   if (!s.ok() || !args.Has("db") || !args.Has("mode")) {
@@ -249,6 +266,23 @@ int Main(int argc, char** argv) {
   if (mode == "powerloss") {
     return RunPowerLossMode(args, db_path, options, flags);
   }
+#if SIFTDB_WITH_REDIS
+  if (mode == "remote_probe") {
+    // Before the reopen: what a reader hears from the mirror now.
+    if (!args.Has("remote_filter")) {
+      absl::FPrintF(stderr, "--mode=remote_probe needs --remote_filter\n");
+      return 2;
+    }
+    bool trusted = false;
+    auto no = ProbeBeforeReopen(args.GetString("remote_filter"),
+                                flags.config.num_keys, db_path + ".remote_no",
+                                &trusted);
+    if (!no.ok()) return Fail(no.status());
+    absl::PrintF("remote_probe: %d of %d keys answered no (trusted: %s)\n", *no,
+                 flags.config.num_keys, trusted ? "yes" : "no");
+    return 0;
+  }
+#endif
 
   auto state =
       ExpectedState::Open(db_path + ".expected", flags.config.num_keys);

@@ -4,6 +4,8 @@
 #include "tools/db_stress/remote_check.h"
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -86,6 +88,63 @@ absl::StatusOr<RemoteCheckResult> CheckRemoteFilter(DB* db,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return result;
+}
+
+absl::StatusOr<uint64_t> ProbeBeforeReopen(const std::string& endpoint,
+                                           uint32_t num_keys,
+                                           const std::string& no_file,
+                                           bool* trusted) {
+  *trusted = false;
+  auto filter = RemoteFilter::Open(endpoint, kMirrorName);
+  if (!filter.ok()) return filter.status();
+  std::vector<std::string> keys;
+  keys.reserve(num_keys);
+  for (uint32_t k = 0; k < num_keys; k++) keys.push_back(KeyFor(k));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<bool> answers;
+  *trusted = (*filter)->MayContainMany(views, &answers).ok();
+  std::ofstream out(no_file, std::ios::trunc);
+  uint64_t no = 0;
+  for (uint32_t k = 0; k < answers.size(); k++) {
+    if (answers[k]) continue;
+    out << k << "\n";
+    no++;
+  }
+  out.close();
+  if (!out) {
+    return absl::InternalError(absl::StrFormat("cannot write %s", no_file));
+  }
+  return no;
+}
+
+absl::Status CheckKeysAnsweredNo(DB* db, const ExpectedState& state,
+                                 const std::string& no_file,
+                                 uint64_t* checked) {
+  *checked = 0;
+  std::ifstream in(no_file);
+  if (!in) return absl::OkStatus();
+  uint32_t k;
+  while (in >> k) {
+    if (k >= state.num_keys()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: key index %d out of range", no_file, k));
+    }
+    (*checked)++;
+    const uint32_t acked = state.acked(k);
+    if (acked == 0 || (acked & kDeleteBit) != 0) continue;
+    std::string value;
+    absl::Status s = db->Get(ReadOptions(), KeyFor(k), &value);
+    if (s.ok()) {
+      return absl::DataLossError(absl::StrFormat(
+          "remote filter said no for %s before the reopen (%s), which was "
+          "acknowledged and the recovered DB holds",
+          KeyFor(k), no_file));
+    }
+    if (!absl::IsNotFound(s)) return s;
+  }
+  in.close();
+  std::remove(no_file.c_str());
+  return absl::OkStatus();
 }
 
 }  // namespace siftdb::stress

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "siftdb/db.h"
+#include "tools/db_stress/expected_state.h"
 
 namespace siftdb::stress {
 
@@ -39,6 +40,25 @@ absl::StatusOr<RemoteCheckResult> CheckRemoteFilter(DB* db,
                                                     const std::string& endpoint,
                                                     uint32_t num_keys,
                                                     int trust_wait_ms);
+
+// Before the DB is reopened after a crash (the moment a reader is most
+// likely to meet a stale mirror: the killed writer's lease, a Redis that
+// restarted from an older snapshot): asks the mirror about every key
+// KeyFor(0 .. num_keys-1) and writes the index of each key answered "no",
+// one per line, to `no_file`. Returns how many; *trusted: the answers
+// rested on a trusted mirror.
+absl::StatusOr<uint64_t> ProbeBeforeReopen(const std::string& endpoint,
+                                           uint32_t num_keys,
+                                           const std::string& no_file,
+                                           bool* trusted);
+
+// After the reopen: DataLoss naming the key when a key listed in `no_file`
+// was acknowledged as written (state.acked is a put) and the DB holds it:
+// the mirror said "no" for a key the engine had acknowledged. (A write in
+// flight at the kill may be recovered without ever having been promised.)
+// Removes the file. OK when there is none. *checked: keys listed.
+absl::Status CheckKeysAnsweredNo(DB* db, const ExpectedState& state,
+                                 const std::string& no_file, uint64_t* checked);
 
 }  // namespace siftdb::stress
 
