@@ -235,6 +235,65 @@ TEST_F(MirrorWriterTest, LateCommitIsRefused) {
   EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
 }
 
+// The watermark moves only inside the commit that checks everything: a
+// refused commit (here: delivered after its deadline) leaves both the
+// listing and complete_seq / complete_ms as they were. (Format 1 wrote the
+// watermark with a plain HSET before the commit, so a refused commit left a
+// watermark covering keys no listed filter held.)
+TEST_F(MirrorWriterTest, RefusedCommitMovesNoWatermark) {
+  RedisMirrorWriter w(WriterOptions());
+  ASSERT_TRUE(w.PrepareRepublish({}, [](const MirrorImmutableEntry&) {
+                 return absl::StatusOr<ImmutableUpload>(
+                     absl::InternalError("unused"));
+               }).ok());
+  ASSERT_TRUE(w.FinishRepublish({}, 42, 1000, MirrorSteadyMs()).ok());
+  LiveFilterOptions lo;
+  lo.initial_capacity = 100;
+  LiveFilter live(lo);
+  LiveFilter::Delta delta;
+  std::vector<uint64_t> h = {FilterKeyHash("k1"), FilterKeyHash("k2")};
+  live.Add(h.data(), h.size(), &delta);
+  w.StageLive(10, live, delta);
+  w.StageListing({}, {live.Entry(10)});
+  w.StageWatermark(999, 5000);
+  absl::Status s = w.Flush(/*renew=*/true, MirrorSteadyMs() - 60000);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
+  EXPECT_EQ(Call({"HGET", w.keys().manifest(), "complete_seq"}), "42");
+  EXPECT_EQ(Call({"HGET", w.keys().manifest(), "complete_ms"}), "1000");
+  EXPECT_EQ(Call({"HEXISTS", w.keys().manifest(), "mem:10"}), "0");
+}
+
+// A writer whose manifest a later engine open took over is fenced for
+// good: its commits are refused (and say by whom), it never republishes,
+// and its raw filter writes land under its own key names only.
+TEST_F(MirrorWriterTest, LaterWriterFencesTheEarlierOne) {
+  RedisMirrorWriterOptions early = WriterOptions();
+  early.writer_token = "1764000000000-00000000000000aa";
+  RedisMirrorWriterOptions late = WriterOptions();
+  late.writer_token = "1764000000001-00000000000000bb";
+  RedisMirrorWriter a(early), b(late);
+  auto none = [](const MirrorImmutableEntry&) {
+    return absl::StatusOr<ImmutableUpload>(absl::InternalError("unused"));
+  };
+  ASSERT_TRUE(a.PrepareRepublish({}, none).ok());
+  ASSERT_TRUE(a.FinishRepublish({}, 1, 1, MirrorSteadyMs()).ok());
+  ASSERT_TRUE(b.PrepareRepublish({}, none).ok());
+  ASSERT_TRUE(b.FinishRepublish({}, 2, 2, MirrorSteadyMs()).ok());
+  EXPECT_EQ(Call({"HGET", b.keys().manifest(), "writer"}), late.writer_token);
+  a.StageWatermark(7, 7);
+  absl::Status s = a.Flush(true, MirrorSteadyMs());
+  EXPECT_TRUE(a.fenced()) << s;
+  EXPECT_NE(s.message().find(late.writer_token), absl::string_view::npos) << s;
+  s = a.PrepareRepublish({}, none);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(a.fenced());
+  EXPECT_EQ(Call({"HGET", b.keys().manifest(), "complete_seq"}), "2");
+  // The earlier writer may not take the mirror back, not even by a full
+  // publication; the later one keeps it.
+  EXPECT_TRUE(b.trusted());
+  EXPECT_TRUE(b.Flush(true, MirrorSteadyMs()).ok());
+}
+
 TEST_F(MirrorWriterTest, RetiredFiltersAreDeletedAfterTheGracePeriod) {
   RedisMirrorWriter w(WriterOptions(/*grace_ms=*/400));
   ImmutableUpload a = Table(5, 100), b = Table(6, 100);
