@@ -18,7 +18,8 @@
 //    --probe_keys keys: absent keys (the common case for a pre-check) and
 //    present keys, in batches of --batch, with the table filters cached
 //    ("warm") and after ClearCache ("cold": the batch also fetches every
-//    table filter it needs), with round trips per batch.
+//    table filter it needs), with round trips per batch; and single-key
+//    MayContain calls (one round trip each).
 //
 // Custom main (not Google Benchmark's runner): each figure is one timed run
 // of a whole workload, printed as a table.
@@ -343,6 +344,23 @@ void Probe() {
   run("present", true, false, rounds);
   run("absent", false, true, std::max(3, rounds / 4));
   run("present", true, true, std::max(3, rounds / 4));
+  // One key per call (MayContain): a round trip each, so this measures the
+  // fixed cost of a reader's round trip (the trust checks it carries).
+  {
+    const int calls = 20000;
+    uint64_t no = 0;
+    absl::Status last;
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; i++) {
+      const std::string key = Key(rng() % 1000003 * 1000 + 2);
+      if (!(*filter)->MayContain(key, &last)) no++;
+    }
+    const double secs = Seconds(start, Clock::now());
+    std::printf("%-8s %-8s %12.0f %14.2f %12.4f %10s\n", "single", "warm",
+                calls / secs, 1.0, static_cast<double>(no) / calls,
+                last.ok() ? "OK"
+                          : std::string(last.message()).substr(0, 40).c_str());
+  }
   siftdb::RemoteFilterStats st = (*filter)->stats();
   std::printf(
       "table filters cached: %llu (%llu bytes); live sub-filters "

@@ -80,7 +80,7 @@ struct RemoteFilterReaderOptions {
   // lease; on a replica every answer is "maybe". With trust_replica, a
   // replica is trusted while its master link is up and its replication id
   // is that one. Only safe when the engine's wait_replicas counts this
-  // replica; the window that remains is in docs/redis_mirror.md §4.
+  // replica; the window that remains is in docs/redis_mirror.md §6.4.
   bool trust_replica = false;
 
   // Caps on what a mirror (data in Redis, which a reader does not control)

@@ -1,7 +1,8 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The frozen v1 mirror reader (v1_reader.h): docs/redis_mirror.md §4 steps
+// The frozen v1 mirror reader (v1_reader.h): format 1 of docs/redis_mirror.md
+// (as of 2026-11-25; the document now describes format 2), §4 steps
 // 1-7 without caching, and the filter encodings of docs/filter_format.md
 // §1-§3, decoded here from the bytes. Every length is checked before use;
 // whatever fails a check answers "maybe".
