@@ -297,16 +297,18 @@ TEST_P(MirrorFaultTest, SecondEngineOnTheSameNameFencesTheFirst) {
 // wait_replicas = 1 and the replica disappears: no write may block longer
 // than lease_ttl_ms plus one command timeout (docs/redis_mirror.md §5.3);
 // the mirror stays revoked until the replica is back, then recovers.
-TEST_P(MirrorFaultTest, MissingReplicaBlocksWritesAtMostOneLease) {
-  if (async()) GTEST_SKIP() << "wait_replicas applies to sync mirrors";
+// (wait_replicas applies to sync mirrors only.)
+TEST(MirrorWaitTest, MissingReplicaBlocksWritesAtMostOneLease) {
+  SIFTDB_REQUIRE_REDIS();
+  TempDir dir;
   auto master = RedisServer::Start();
   ASSERT_TRUE(master.ok()) << master.status();
   auto replica = (*master)->StartReplica();
   ASSERT_TRUE(replica.ok()) << replica.status();
-  Options o = MirrorOptions({(*master)->endpoint()}, "waits", GetParam());
+  Options o = MirrorOptions({(*master)->endpoint()}, "waits", Mode::kSync);
   o.remote_filter.wait_replicas = 1;
   o.remote_filter.wait_timeout_ms = 300;
-  auto db = DB::Open(o, dir_.path());
+  auto db = DB::Open(o, dir.path());
   ASSERT_TRUE(db.ok()) << db.status();
   for (int i = 0; i < 100; i++) {
     ASSERT_TRUE(db->get()->Put(WriteOptions(), TestKey(i), "v").ok());
