@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "siftdb/write_batch.h"
+#include "tests/mirror/mirror_fault_util.h"
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {
@@ -184,6 +185,73 @@ TEST_F(MirrorClusterTest, ReaderAgreesWithLocalFiltersAndFollowsMigration) {
   EXPECT_GT(RedisKeys(target, keys.prefix() + "*").size(), 4u);
   EXPECT_TRUE(RedisKeys(owner, keys.prefix() + "*").empty());
 }
+
+// The mirror's slot migrates to another master while the engine writes
+// (sync and async) and a reader checks every acknowledged key: the lease
+// that moves with the slot names the old master's replication id, so the
+// new owner is untrusted until the engine republishes there; no "no" for
+// an acknowledged key at any point, and trusted again after.
+class MirrorClusterMigrationTest
+    : public ::testing::TestWithParam<RemoteFilterOptions::Mode> {};
+
+TEST_P(MirrorClusterMigrationTest, NoFalseNegativeWhileTheSlotMoves) {
+  if (RedisServer::FindBinary().empty() || RedisServer::FindCli().empty()) {
+    GTEST_SKIP() << "redis-server or redis-cli not installed";
+  }
+  auto cluster = RedisCluster::Start(3);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  TempDir dir;
+  const std::string name = "moving";
+  Options o = MirrorOptions((*cluster)->endpoints(), name, GetParam());
+  auto db = DB::Open(o, dir.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  AckedKeys acked;
+  BackgroundWriter writer(db->get(), &acked, 0);
+  writer.Start();
+  RemoteFilterReaderOptions ro;
+  ro.endpoints = (*cluster)->endpoints();
+  MirrorChecker checker(ro, name, &acked,
+                        GetParam() == RemoteFilterOptions::Mode::kAsync);
+  checker.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  absl::SleepFor(absl::Milliseconds(300));
+  MirrorKeys keys(name);
+  RedisServer* owner = OwnerOf(cluster->get(), keys.manifest());
+  ASSERT_NE(owner, nullptr);
+  RedisServer* target = nullptr;
+  for (const auto& n : (*cluster)->nodes()) {
+    if (n.get() != owner) target = n.get();
+  }
+  const int64_t fault = MirrorSteadyMs();
+  ASSERT_TRUE(
+      MoveSlot(cluster->get(), RedisKeySlot(keys.manifest()), owner, target)
+          .ok());
+  absl::SleepFor(absl::Milliseconds(1000));
+  writer.Stop();
+  EXPECT_EQ(writer.errors(), 0);
+  ASSERT_TRUE(checker.WaitTrustedAfter(MirrorSteadyMs()))
+      << checker.Summary() << "; " << MirrorState(db->get());
+  absl::SleepFor(absl::Milliseconds(300));
+  checker.Stop();
+  const int64_t last = checker.LastUntrustedSince(fault);
+  std::printf(
+      "slot migration (%s): untrusted until %lld ms after the move "
+      "began; %s\n",
+      GetParam() == RemoteFilterOptions::Mode::kAsync ? "async" : "sync",
+      static_cast<long long>(last < 0 ? 0 : last - fault),
+      checker.Summary().c_str());
+  EXPECT_EQ(checker.false_negatives(), 0) << checker.Summary();
+  EXPECT_GE(checker.AbsentNoRateSince(last + 1), 0.95) << checker.Summary();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, MirrorClusterMigrationTest,
+                         ::testing::Values(RemoteFilterOptions::Mode::kSync,
+                                           RemoteFilterOptions::Mode::kAsync),
+                         [](const auto& info) {
+                           return info.param == RemoteFilterOptions::Mode::kSync
+                                      ? "Sync"
+                                      : "Async";
+                         });
 
 TEST(MirrorReplicaTest, ReaderOnReplicaWithWait) {
   SIFTDB_REQUIRE_REDIS();

@@ -28,41 +28,13 @@ namespace {
 
 using Mode = RemoteFilterOptions::Mode;
 
-// Writes key<i> for i = first, first+1, ... until stopped, recording each
-// acknowledged key; the DB must keep serving (every write OK).
-class Writer {
- public:
-  Writer(DB* db, AckedKeys* acked, int first)
-      : db_(db), acked_(acked), next_(first) {}
-  ~Writer() { Stop(); }
-  void Start() {
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        const std::string key = TestKey(next_++);
-        absl::Status s = db_->Put(WriteOptions(), key, std::string(40, 'v'));
-        if (!s.ok()) {
-          errors_++;
-          continue;
-        }
-        acked_->Add(key);
-        absl::SleepFor(absl::Microseconds(200));
-      }
-    });
-  }
-  void Stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  int errors() const { return errors_; }
-
- private:
-  DB* const db_;
-  AckedKeys* const acked_;
-  int next_;
-  std::atomic<bool> stop_{false};
-  std::atomic<int> errors_{0};
-  std::thread thread_;
-};
+RemoteFilterReaderOptions ReaderOptionsFor(const std::string& endpoint) {
+  RemoteFilterReaderOptions ro;
+  ro.endpoints = {endpoint};
+  ro.connect_timeout_ms = 300;
+  ro.command_timeout_ms = 500;
+  return ro;
+}
 
 class MirrorFaultTest : public ::testing::TestWithParam<Mode> {
  protected:
@@ -71,11 +43,7 @@ class MirrorFaultTest : public ::testing::TestWithParam<Mode> {
   bool async() const { return GetParam() == Mode::kAsync; }
 
   static RemoteFilterReaderOptions ReaderOptions(const std::string& endpoint) {
-    RemoteFilterReaderOptions ro;
-    ro.endpoints = {endpoint};
-    ro.connect_timeout_ms = 300;
-    ro.command_timeout_ms = 500;
-    return ro;
+    return ReaderOptionsFor(endpoint);
   }
 
   // After a fault at steady `fault_ms`: the checker saw no false negative,
@@ -119,7 +87,7 @@ TEST_P(MirrorFaultTest, RedisRestartedFromAnOlderSnapshot) {
   auto db = DB::Open(o, dir_.path());
   ASSERT_TRUE(db.ok()) << db.status();
   AckedKeys acked;
-  Writer writer(db->get(), &acked, 0);
+  BackgroundWriter writer(db->get(), &acked, 0);
   writer.Start();
   MirrorChecker checker(ReaderOptions((*server)->endpoint()), "older", &acked,
                         async());
@@ -167,7 +135,7 @@ TEST_P(MirrorFaultTest, LaggingReplicaPromoted) {
   auto db = DB::Open(o, dir_.path());
   ASSERT_TRUE(db.ok()) << db.status();
   AckedKeys acked;
-  Writer writer(db->get(), &acked, 0);
+  BackgroundWriter writer(db->get(), &acked, 0);
   writer.Start();
   MirrorChecker checker(ReaderOptions((*service)->endpoint()), "promote",
                         &acked, async());
@@ -210,7 +178,7 @@ TEST_P(MirrorFaultTest, PipelinesCutAndDelayedAtRandomPoints) {
   auto db = DB::Open(o, dir_.path());
   ASSERT_TRUE(db.ok()) << db.status();
   AckedKeys acked;
-  Writer writer(db->get(), &acked, 0);
+  BackgroundWriter writer(db->get(), &acked, 0);
   writer.Start();
   MirrorChecker checker(ReaderOptions((*server)->endpoint()), "cuts", &acked,
                         async());
@@ -255,7 +223,7 @@ TEST_P(MirrorFaultTest, SecondEngineOnTheSameNameFencesTheFirst) {
   auto first = DB::Open(o, dir_.path());
   ASSERT_TRUE(first.ok()) << first.status();
   AckedKeys acked_first;
-  Writer writer_first(first->get(), &acked_first, 0);
+  BackgroundWriter writer_first(first->get(), &acked_first, 0);
   writer_first.Start();
   ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(first->get()); }));
   absl::SleepFor(absl::Milliseconds(200));
@@ -263,7 +231,7 @@ TEST_P(MirrorFaultTest, SecondEngineOnTheSameNameFencesTheFirst) {
   auto second = DB::Open(o, dir_b.path());
   ASSERT_TRUE(second.ok()) << second.status();
   AckedKeys acked_second;
-  Writer writer_second(second->get(), &acked_second, 1000000);
+  BackgroundWriter writer_second(second->get(), &acked_second, 1000000);
   writer_second.Start();
   ASSERT_TRUE(WaitUntil([&] {
     return MirrorState(first->get()).find("state=fenced") != std::string::npos;
@@ -301,7 +269,9 @@ TEST_P(MirrorFaultTest, SecondEngineOnTheSameNameFencesTheFirst) {
 TEST(MirrorWaitTest, MissingReplicaBlocksWritesAtMostOneLease) {
   SIFTDB_REQUIRE_REDIS();
   TempDir dir;
-  auto master = RedisServer::Start();
+  RedisServerOptions mo;
+  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
+  auto master = RedisServer::Start(mo);
   ASSERT_TRUE(master.ok()) << master.status();
   auto replica = (*master)->StartReplica();
   ASSERT_TRUE(replica.ok()) << replica.status();
@@ -333,6 +303,106 @@ TEST(MirrorWaitTest, MissingReplicaBlocksWritesAtMostOneLease) {
   ASSERT_TRUE((*replica)->StartAgain().ok());
   EXPECT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }))
       << MirrorState(db->get());
+}
+
+// A replica restarted from its own RDB gets its master's replication id
+// back and resynchronizes from its old offset. A reader that trusts
+// replicas (trust_replica, and wait_replicas counting this replica) must
+// not get "no" for an acknowledged key: the replica is untrusted while it
+// loads and until its link is up. The snapshot is taken more than 3/4 of a
+// lease before the restart, i.e. outside the catch-up window that
+// docs/redis_mirror.md §6.4 leaves to the operator.
+TEST(MirrorReplicaFaultTest, ReplicaRestartedFromItsOwnSnapshot) {
+  SIFTDB_REQUIRE_REDIS();
+  TempDir dir;
+  RedisServerOptions mo;
+  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
+  auto master = RedisServer::Start(mo);
+  ASSERT_TRUE(master.ok()) << master.status();
+  auto replica = (*master)->StartReplica();
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  Options o = MirrorOptions({(*master)->endpoint()}, "rdb", Mode::kSync);
+  o.remote_filter.wait_replicas = 1;
+  o.remote_filter.wait_timeout_ms = 300;
+  auto db = DB::Open(o, dir.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  AckedKeys acked;
+  BackgroundWriter writer(db->get(), &acked, 0);
+  writer.Start();
+  RemoteFilterReaderOptions ro;
+  ro.endpoints = {(*replica)->endpoint()};
+  ro.trust_replica = true;
+  ro.connect_timeout_ms = 300;
+  ro.command_timeout_ms = 500;
+  MirrorChecker checker(ro, "rdb", &acked, /*async=*/false);
+  checker.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_TRUE((*replica)->Call({"SAVE"}).ok());
+  absl::SleepFor(absl::Milliseconds(o.remote_filter.lease_ttl_ms));
+  const int64_t fault = MirrorSteadyMs();
+  ASSERT_TRUE((*replica)->Kill().ok());
+  ASSERT_TRUE((*replica)->StartAgain().ok());  // its own, older dump.rdb
+  absl::SleepFor(absl::Milliseconds(1500));
+  writer.Stop();
+  EXPECT_EQ(writer.errors(), 0);
+  ASSERT_TRUE(checker.WaitTrustedAfter(MirrorSteadyMs()))
+      << checker.Summary() << "; " << MirrorState(db->get());
+  checker.Stop();
+  const int64_t last = checker.LastUntrustedSince(fault);
+  std::printf(
+      "replica restarted from its own RDB: untrusted window %lld ms; "
+      "%s\n",
+      static_cast<long long>(last < 0 ? 0 : last - fault),
+      checker.Summary().c_str());
+  EXPECT_EQ(checker.false_negatives(), 0) << checker.Summary();
+}
+
+// A replica that WAIT does not count (wait_replicas = 1 is met by another
+// one) lags behind; a reader on it with default options trusts nothing
+// there, so it never says "no".
+TEST(MirrorReplicaFaultTest, UncountedReplicaIsNotTrustedByDefault) {
+  SIFTDB_REQUIRE_REDIS();
+  TempDir dir;
+  RedisServerOptions mo;
+  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
+  auto master = RedisServer::Start(mo);
+  ASSERT_TRUE(master.ok()) << master.status();
+  auto counted = (*master)->StartReplica();
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  auto link = TcpProxy::Start((*master)->port());
+  ASSERT_TRUE(link.ok()) << link.status();
+  RedisServerOptions lo;
+  lo.extra_args = {"--replicaof", "127.0.0.1", std::to_string((*link)->port())};
+  auto lagging = RedisServer::Start(lo);
+  ASSERT_TRUE(lagging.ok()) << lagging.status();
+  ASSERT_TRUE(WaitUntil([&] {
+    auto r = (*lagging)->Call({"INFO", "replication"});
+    return r.ok() && r->find("master_link_status:up") != std::string::npos;
+  }));
+  Options o = MirrorOptions({(*master)->endpoint()}, "uncounted", Mode::kSync);
+  o.remote_filter.wait_replicas = 1;
+  auto db = DB::Open(o, dir.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  AckedKeys acked;
+  BackgroundWriter writer(db->get(), &acked, 0);
+  writer.Start();
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+  absl::SleepFor(absl::Milliseconds(200));
+  (*link)->SetBlackhole(true);  // the lagging replica stops receiving
+  MirrorChecker checker(ReaderOptionsFor((*lagging)->endpoint()), "uncounted",
+                        &acked, /*async=*/false);
+  checker.Start();
+  absl::SleepFor(absl::Milliseconds(1000));
+  writer.Stop();
+  checker.Stop();
+  EXPECT_EQ(writer.errors(), 0);
+  EXPECT_EQ(checker.false_negatives(), 0) << checker.Summary();
+  for (const MirrorChecker::Batch& b : checker.timeline()) {
+    EXPECT_FALSE(b.trusted) << checker.Summary();
+  }
+  EXPECT_GT(checker.timeline().size(), 10u);
+  EXPECT_TRUE(MirrorTrusted(db->get())) << MirrorState(db->get());
 }
 
 // A clean close revokes the lease: a reopen without the mirror writes keys

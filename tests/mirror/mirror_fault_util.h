@@ -12,8 +12,12 @@
 //   * "no" answers for never-written keys while trusted (the mirror must
 //     become useful again, not only safe).
 //
-// Thread safety: AckedKeys is thread-safe. MirrorChecker runs one thread of
-// its own; call Start/Stop and the accessors from the test's thread.
+// BackgroundWriter writes keys on a thread of its own and records each
+// acknowledged one in an AckedKeys.
+//
+// Thread safety: AckedKeys is thread-safe. BackgroundWriter and
+// MirrorChecker each run one thread of their own; call Start/Stop and the
+// accessors from the test's thread.
 
 #ifndef SIFTDB_TESTS_MIRROR_MIRROR_FAULT_UTIL_H_
 #define SIFTDB_TESTS_MIRROR_MIRROR_FAULT_UTIL_H_
@@ -27,6 +31,7 @@
 
 #include "absl/strings/str_format.h"
 #include "redis/mirror/redis_mirror_writer.h"
+#include "siftdb/db.h"
 #include "siftdb/remote_filter.h"
 #include "tests/mirror/mirror_test_util.h"
 
@@ -52,6 +57,42 @@ class AckedKeys {
  private:
   mutable std::mutex mu_;
   std::vector<std::pair<std::string, int64_t>> keys_;
+};
+
+// Writes key<i> for i = first, first+1, ... until stopped, recording each
+// acknowledged key; the DB must keep serving (every write OK).
+class BackgroundWriter {
+ public:
+  BackgroundWriter(DB* db, AckedKeys* acked, int first)
+      : db_(db), acked_(acked), next_(first) {}
+  ~BackgroundWriter() { Stop(); }
+  void Start() {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const std::string key = TestKey(next_++);
+        absl::Status s = db_->Put(WriteOptions(), key, std::string(40, 'v'));
+        if (!s.ok()) {
+          errors_++;
+          continue;
+        }
+        acked_->Add(key);
+        absl::SleepFor(absl::Microseconds(200));
+      }
+    });
+  }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int errors() const { return errors_; }
+
+ private:
+  DB* const db_;
+  AckedKeys* const acked_;
+  int next_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> errors_{0};
+  std::thread thread_;
 };
 
 class MirrorChecker {
