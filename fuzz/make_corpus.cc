@@ -231,6 +231,7 @@ void RedisMirrorSeeds() {
   m.version = 7;
   m.mode = "sync";
   m.comparator = "siftdb.BytewiseComparator";
+  m.writer = "1764000000000-0123456789abcdef";
   m.lease_ttl_ms = 10000;
   m.grace_ms = 10000;
   m.complete_seq = 1234;
@@ -259,6 +260,17 @@ void RedisMirrorSeeds() {
   m.mode = "async";
   m.immutables.clear();
   Write("redis_mirror", "async_live_only", ManifestText(m));
+  // The shape of the issue-#15 manifest: many entries of the most
+  // sub-filters, the most blocks and probes (the reader's caps bound it).
+  MirrorManifest hostile = m;
+  hostile.lives.clear();
+  for (uint64_t id = 1; id <= 8; id++) {
+    MirrorLiveEntry e;
+    e.id = id;
+    e.subfilters.assign(64, MirrorSubFilter{0xffffffffu, kMaxProbes});
+    hostile.lives.push_back(e);
+  }
+  Write("redis_mirror", "hostile_live", ManifestText(hostile));
   // Filter bytes as the reader fetches them (the whole input is also
   // parsed as a filter).
   const std::shared_ptr<const FilterPolicy> policy = NewBloomFilterPolicy(10);

@@ -20,7 +20,13 @@
 //   again, and a second round gives the same set of pairs (a fixed point);
 // - decoded entries and hex survive encode/decode unchanged;
 // - a filter that describes itself as valid has 1..kMaxProbes probes and
-//   no more bits than its bytes hold.
+//   no more bits than its bytes hold;
+// - the reader's plan for probing a decoded manifest's live filters
+//   (PlanLiveProbeCost) stays within the caps of RemoteFilterReaderOptions
+//   for batches of 1 to 50,000 keys: whole fetches within
+//   max_fetch_bytes_per_batch, and bit reads within max_probe_ops_per_batch
+//   unless the plan says it is over that cap (then the reader answers
+//   "maybe" without probing).
 
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +40,7 @@
 #include "filter/filter_format.h"
 #include "fuzz/fuzz_util.h"
 #include "redis/mirror/redis_mirror_format.h"
+#include "redis/mirror/remote_filter_plan.h"
 
 namespace siftdb::fuzz {
 namespace {
@@ -101,6 +108,23 @@ void CheckFilterBytes(std::string_view bytes) {
   }
 }
 
+void CheckPlanWithinCaps(const MirrorManifest& m) {
+  RemoteFilterReaderOptions small;
+  small.max_fetch_bytes_per_batch = 1 << 16;
+  small.max_probe_ops_per_batch = 1 << 12;
+  for (const RemoteFilterReaderOptions& o :
+       {RemoteFilterReaderOptions(), small}) {
+    if (CountLiveSubFilters(m) > o.max_live_subfilters) continue;  // refused
+    for (size_t keys : {size_t{1}, size_t{1000}, o.max_batch_keys}) {
+      const LiveProbeCost cost = PlanLiveProbeCost(m, keys, 0, o);
+      FUZZ_CHECK(cost.whole.size() == CountLiveSubFilters(m));
+      FUZZ_CHECK(cost.fetch_bytes <= o.max_fetch_bytes_per_batch);
+      FUZZ_CHECK(cost.over_op_cap ||
+                 cost.bit_reads <= o.max_probe_ops_per_batch);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace siftdb::fuzz
 
@@ -124,6 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::sort(second.begin(), second.end());
     FUZZ_CHECK(second == first);
     (void)m->FilterKeys(MirrorKeys("fuzz"));
+    CheckPlanWithinCaps(*m);
   }
   for (const auto& [field, value] : fields) {
     CheckValue(value);

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "redis/mirror/remote_filter_impl.h"
+#include "redis/mirror/remote_filter_plan.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -148,8 +149,7 @@ absl::Status RemoteFilterImpl::FetchManifest() {
         absl::StrFormat("redis %s: %s: %s", conn_->Describe(keys_.prefix()),
                         keys_.manifest(), m.status().message()));
   }
-  size_t subfilters = 0;
-  for (const MirrorLiveEntry& e : m->lives) subfilters += e.subfilters.size();
+  const size_t subfilters = CountLiveSubFilters(*m);
   if (subfilters > options_.max_live_subfilters) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "redis %s: manifest %s lists %d live sub-filters, more than "

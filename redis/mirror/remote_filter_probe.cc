@@ -15,6 +15,7 @@
 #include "filter/filter_format.h"
 #include "filter/filter_hash.h"
 #include "redis/mirror/remote_filter_impl.h"
+#include "redis/mirror/remote_filter_plan.h"
 #include "util/absl_compat.h"
 #include "util/crc32c.h"
 
@@ -25,18 +26,6 @@ namespace {
 constexpr int kMaxAttempts = 4;
 // BITFIELD_RO GET operations per command.
 constexpr size_t kBitfieldOpsPerCommand = 4096;
-// A live sub-filter is fetched whole when its size is at most this many
-// bytes per probed bit (a BITFIELD_RO GET u1 costs about that much on the
-// wire and in parsing).
-constexpr size_t kWholeBytesPerBit = 24;
-
-// Whether sub-filter `sub` is fetched whole for `keys` keys, given the
-// bytes a batch fetches already.
-bool FetchWhole(const MirrorSubFilter& sub, size_t keys, size_t fetched,
-                size_t max_fetch) {
-  return sub.bytes() <= keys * static_cast<size_t>(sub.k) * kWholeBytesPerBit &&
-         fetched + sub.bytes() <= max_fetch;
-}
 
 }  // namespace
 
@@ -103,29 +92,23 @@ void RemoteFilterImpl::PlanLiveProbes(BatchPlan* plan) {
   }
   if (plan->need.empty()) return;
   const size_t n = plan->need.size();
-  // What probing would cost: whole fetches within the byte cap, bit reads
-  // for the rest; above the op cap, "maybe" instead.
-  size_t bytes = plan->fetch_bytes, ops = 0;
-  for (const MirrorLiveEntry& e : m.lives) {
-    for (const MirrorSubFilter& sub : e.subfilters) {
-      if (FetchWhole(sub, n, bytes, options_.max_fetch_bytes_per_batch)) {
-        bytes += sub.bytes();
-      } else {
-        ops += n * static_cast<size_t>(sub.k);
-      }
-    }
-  }
-  if (ops > options_.max_probe_ops_per_batch) {
+  // Whole fetches within the byte cap, bit reads for the rest; above the
+  // op cap, "maybe" instead.
+  const LiveProbeCost cost =
+      PlanLiveProbeCost(m, n, plan->fetch_bytes, options_);
+  if (cost.over_op_cap) {
     if (plan->capped.ok()) {
       plan->capped = absl::ResourceExhaustedError(absl::StrFormat(
           "mirror \"%s\": probing %d keys in its live filters takes %d bit "
           "reads, more than max_probe_ops_per_batch = %d; answering maybe",
-          keys_.name(), n, ops, options_.max_probe_ops_per_batch));
+          keys_.name(), n, cost.bit_reads, options_.max_probe_ops_per_batch));
     }
     for (uint32_t i : plan->need) plan->maybe[i] = 1;
     plan->need.clear();
     return;
   }
+  plan->fetch_bytes = cost.fetch_bytes;
+  size_t index = 0;  // into cost.whole
   uint64_t offsets[kMaxProbes];
   std::vector<RedisArgs>& cmds = plan->cmds;
   for (const MirrorLiveEntry& e : m.lives) {
@@ -133,12 +116,9 @@ void RemoteFilterImpl::PlanLiveProbes(BatchPlan* plan) {
       LiveProbe p;
       p.key = keys_.live(m.writer, e.id, static_cast<int>(j));
       p.sub = e.subfilters[j];
-      // The same choice as the estimate above, made again in order.
-      p.whole = FetchWhole(p.sub, n, plan->fetch_bytes,
-                           options_.max_fetch_bytes_per_batch);
+      p.whole = cost.whole[index++];
       p.first_reply = cmds.size();
       if (p.whole) {
-        plan->fetch_bytes += p.sub.bytes();
         cmds.push_back(RedisArgs{"GET", p.key});
         stats_.live_whole_fetches++;
         plan->probes.push_back(std::move(p));
