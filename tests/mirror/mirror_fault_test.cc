@@ -15,6 +15,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -69,6 +71,52 @@ class MirrorFaultTest : public ::testing::TestWithParam<Mode> {
         << checker->Summary();
   }
 
+  // Redis restarts with older data than the engine published: `snapshot`
+  // runs while the engine writes, 200 ms before Redis is SIGKILLed;
+  // `damage` runs on the stopped server's files; then it starts again from
+  // them. The engine reaches Redis through a proxy, so the test can keep it
+  // away for a second after the restart (an engine stalled or partitioned):
+  // the restarted server then serves its old state to readers alone.
+  void RestartFromOlderData(
+      std::vector<std::string> server_args,
+      const std::function<absl::Status(RedisServer*)>& snapshot,
+      const std::function<absl::Status(RedisServer*)>& damage,
+      const char* scenario) {
+    RedisServerOptions so;
+    so.extra_args = std::move(server_args);
+    auto server = RedisServer::Start(so);
+    ASSERT_TRUE(server.ok()) << server.status();
+    auto engine_path = TcpProxy::Start((*server)->port());
+    ASSERT_TRUE(engine_path.ok()) << engine_path.status();
+    Options o =
+        MirrorOptions({(*engine_path)->endpoint()}, "older", GetParam());
+    auto db = DB::Open(o, dir_.path());
+    ASSERT_TRUE(db.ok()) << db.status();
+    AckedKeys acked;
+    BackgroundWriter writer(db->get(), &acked, 0);
+    writer.Start();
+    MirrorChecker checker(ReaderOptions((*server)->endpoint()), "older", &acked,
+                          async());
+    checker.Start();
+    ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
+    absl::SleepFor(absl::Milliseconds(400));
+    ASSERT_TRUE(snapshot(server->get()).ok());
+    absl::SleepFor(absl::Milliseconds(200));  // keys the older data lacks
+    const int64_t fault = MirrorSteadyMs();
+    (*engine_path)->SetBlackhole(true);
+    ASSERT_TRUE((*server)->Kill().ok());
+    absl::Status s = damage(server->get());
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_TRUE((*server)->StartAgain().ok());  // loads the older data
+    absl::SleepFor(absl::Milliseconds(1000));
+    (*engine_path)->SetBlackhole(false);
+    absl::SleepFor(absl::Milliseconds(1000));
+    writer.Stop();
+    EXPECT_EQ(writer.errors(), 0);
+    ExpectRecovered(&checker, db->get(), fault,
+                    o.remote_filter.lease_ttl_ms + 4000, scenario);
+  }
+
   TempDir dir_;
 };
 
@@ -76,37 +124,38 @@ class MirrorFaultTest : public ::testing::TestWithParam<Mode> {
 // (an RDB, or an AOF that lost its tail). The lease comes back with its
 // old expiry; readers must see that the server's history changed.
 TEST_P(MirrorFaultTest, RedisRestartedFromAnOlderSnapshot) {
-  auto server = RedisServer::Start();
-  ASSERT_TRUE(server.ok()) << server.status();
-  // The engine reaches Redis through a proxy, so the test can keep it away
-  // for a while after the restart (an engine stalled or partitioned): the
-  // restarted server then serves its old state to readers alone.
-  auto engine_path = TcpProxy::Start((*server)->port());
-  ASSERT_TRUE(engine_path.ok()) << engine_path.status();
-  Options o = MirrorOptions({(*engine_path)->endpoint()}, "older", GetParam());
-  auto db = DB::Open(o, dir_.path());
-  ASSERT_TRUE(db.ok()) << db.status();
-  AckedKeys acked;
-  BackgroundWriter writer(db->get(), &acked, 0);
-  writer.Start();
-  MirrorChecker checker(ReaderOptions((*server)->endpoint()), "older", &acked,
-                        async());
-  checker.Start();
-  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
-  absl::SleepFor(absl::Milliseconds(400));
-  ASSERT_TRUE((*server)->Call({"SAVE"}).ok());
-  absl::SleepFor(absl::Milliseconds(200));  // keys the snapshot lacks
-  const int64_t fault = MirrorSteadyMs();
-  (*engine_path)->SetBlackhole(true);
-  ASSERT_TRUE((*server)->Kill().ok());
-  ASSERT_TRUE((*server)->StartAgain().ok());  // loads the older dump.rdb
-  absl::SleepFor(absl::Milliseconds(1000));
-  (*engine_path)->SetBlackhole(false);
-  absl::SleepFor(absl::Milliseconds(1000));
-  writer.Stop();
-  EXPECT_EQ(writer.errors(), 0);
-  ExpectRecovered(&checker, db->get(), fault,
-                  o.remote_filter.lease_ttl_ms + 4000, "older snapshot");
+  RestartFromOlderData(
+      {}, [](RedisServer* server) { return server->Call({"SAVE"}).status(); },
+      [](RedisServer*) { return absl::OkStatus(); }, "older snapshot");
+}
+
+// The same with an append-only file that lost its tail (appendfsync
+// everysec and a power loss; here the file is cut by hand and Redis loads
+// it with aof-load-truncated).
+TEST_P(MirrorFaultTest, RedisRestartedFromAnAofMissingItsTail) {
+  RestartFromOlderData(
+      {"--appendonly", "yes", "--appendfsync", "everysec",
+       "--aof-load-truncated", "yes"},
+      [](RedisServer*) { return absl::OkStatus(); },
+      [](RedisServer* server) -> absl::Status {
+        const std::string dir = server->dir() + "/appendonlydir";
+        std::error_code ec;
+        for (const auto& f : std::filesystem::directory_iterator(dir, ec)) {
+          const std::string path = f.path().string();
+          if (path.size() < 9 || path.substr(path.size() - 9) != ".incr.aof") {
+            continue;
+          }
+          const auto size = std::filesystem::file_size(path, ec);
+          if (ec) break;
+          // The writes of the last ~200 ms and more: a quarter of the file.
+          std::filesystem::resize_file(path, size - size / 4, ec);
+          if (ec) break;
+          return absl::OkStatus();
+        }
+        return absl::InternalError("no incremental AOF in " + dir + ": " +
+                                   ec.message());
+      },
+      "AOF missing its tail");
 }
 
 // The master dies and a replica that missed the newest writes is promoted
