@@ -197,6 +197,21 @@ TEST_F(ErrorsRedis, MirrorWrongKeyType) {
   EXPECT_EQ(*server_->Call({"TYPE", "siftdb:{types}:manifest"}), "hash");
 }
 
+TEST_F(ErrorsRedis, MirrorFencedBySecondEngine) {
+  SIFTDB_REQUIRE_REDIS();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  // A later engine open takes the mirror over (a manifest written by a
+  // writer token of the far future stands in for it): this one stops
+  // publishing, writes go on.
+  ASSERT_TRUE(server_
+                  ->Call({"HSET", "siftdb:{twice}:manifest", "writer",
+                          "9999999999999-00000000000000ff"})
+                  .ok());
+  ExpectDbUnaffected(MirrorDbOptions(server_->endpoint(), "twice"), path_,
+                     {"state=fenced", "fenced: engine open",
+                      "9999999999999-00000000000000ff"});
+}
+
 // --- The mirror's reader (siftdb/remote_filter.h) ---
 
 TEST_F(ErrorsRedis, ReaderUnreachable) {
@@ -232,6 +247,57 @@ TEST_F(ErrorsRedis, ReaderWrongKeyType) {
   EXPECT_TRUE((*reader)->MayContain("any key", &why));
   EXPECT_TRUE(HasError(why, absl::StatusCode::kFailedPrecondition,
                        {"WRONGTYPE", "siftdb:{types}:manifest"}));
+}
+
+TEST_F(ErrorsRedis, ReaderOnReplica) {
+  SIFTDB_REQUIRE_REDIS();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto replica = server_->StartReplica();
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  auto reader = RemoteFilter::Open((*replica)->endpoint(), "replicated");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  // A well-formed mirror, replicated.
+  ASSERT_TRUE(server_
+                  ->Call({"HSET", "siftdb:{replicated}:manifest", "format", "2",
+                          "writer", "1764000000000-00000000000000aa",
+                          "generation", "g", "version", "1"})
+                  .ok());
+  ASSERT_TRUE(server_
+                  ->Call({"SET", "siftdb:{replicated}:lease",
+                          "t/1 0000000000000000000000000000000000000000"})
+                  .ok());
+  for (int i = 0; i < 500; i++) {
+    auto r = (*replica)->Call({"EXISTS", "siftdb:{replicated}:lease"});
+    if (r.ok() && *r == "1") break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  absl::Status why;
+  EXPECT_TRUE((*reader)->MayContain("any key", &why));
+  EXPECT_TRUE(HasError(why, absl::StatusCode::kFailedPrecondition,
+                       {"not trusted", "slave", "trust_replica"}))
+      << why;
+}
+
+TEST_F(ErrorsRedis, ReaderCapReached) {
+  SIFTDB_REQUIRE_REDIS();
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(server_
+                    ->Call({"HSET", "siftdb:{big}:manifest",
+                            "f" + std::to_string(i), "x"})
+                    .ok());
+  }
+  RemoteFilterReaderOptions ro;
+  ro.endpoints = {server_->endpoint()};
+  ro.max_manifest_fields = 10;
+  auto reader = RemoteFilter::Open(ro, "big");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  absl::Status why;
+  EXPECT_TRUE((*reader)->MayContain("any key", &why));
+  EXPECT_TRUE(HasError(
+      why, absl::StatusCode::kResourceExhausted,
+      {"siftdb:{big}:manifest", "20 fields", "max_manifest_fields = 10"}))
+      << why;
 }
 
 TEST_F(ErrorsRedis, ReaderBadName) {
