@@ -13,13 +13,20 @@ namespace {
 const char kCommit[] = R"lua(
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local info = redis.call('INFO', 'replication')
-local role = string.match(info, 'role:(%a+)')
-local replid = string.match(info, 'master_replid:(%x+)') or ''
-if role ~= 'master' then
-  return {'ROLE', 0, now, tostring(role), replid}
-end
 local op = ARGV[1]
+local action = ARGV[8]
+-- The server's identity, read only when the lease is written (INFO costs
+-- more than the rest of a commit); a check compares the lease with the
+-- replid the writer last saw, and a replica refuses the commit's writes.
+local replid = ARGV[14]
+if action == 'acquire' or action == 'renew' then
+  local info = redis.call('INFO', 'replication')
+  local role = string.match(info, 'role:(%a+)')
+  replid = string.match(info, 'master_replid:(%x+)') or ''
+  if role ~= 'master' then
+    return {'ROLE', 0, now, tostring(role), replid}
+  end
+end
 local writer = ARGV[4]
 -- Something other than a hash at the manifest key is no manifest (a full
 -- publication replaces it; a change finds a conflict).
@@ -78,7 +85,6 @@ else
   version = tonumber(cur)
 end
 local lease = ARGV[5] .. ' ' .. replid
-local action = ARGV[8]
 if action == 'renew' or action == 'check' then
   local holder = redis.call('GET', KEYS[2])
   if holder ~= lease then
@@ -88,7 +94,7 @@ end
 if op == 'full' then
   redis.call('DEL', KEYS[1])
 end
-local p = 14
+local p = 15
 local nd = tonumber(ARGV[p])
 p = p + 1
 for i = 1, nd do

@@ -9,8 +9,10 @@
 // writer lists (live keys carry the writer token; table filters are checked
 // by size and crc32c).
 //
-// Checks, in order: the server is a master (else ROLE); no later writer
-// owns the manifest (its "writer" field > ARGV[4]: FENCED, for every op);
+// Checks, in order: when the lease is written (acquire, renew), the server
+// is a master (else ROLE; otherwise a replica refuses the writes); no later
+// writer owns the manifest (its "writer" field > ARGV[4]: FENCED, for
+// every op);
 // the deadline (LATE); the filter keys to be listed exist (MISSING); for
 // "change", the writer, generation, version and writes counter are the
 // expected ones (CONFLICT); for lease "renew" / "check", the lease holds
@@ -35,7 +37,8 @@
 // ARGV[10] "1": increment "writes" (this pipeline wrote filter bits)
 // ARGV[11] complete_seq ("": leave the watermark) ARGV[12] complete_ms
 // ARGV[13] E (see KEYS)
-// ARGV[14] D, then D manifest fields to delete; then S, then S (field,
+// ARGV[14] the replid the writer last saw (for "check")
+// ARGV[15] D, then D manifest fields to delete; then S, then S (field,
 //   value) pairs to set
 // Reply: {status, version, server_ms, detail, replid} with status "OK",
 // "ROLE", "FENCED" (detail: the later writer), "LATE", "MISSING" (detail:

@@ -163,7 +163,7 @@ RedisArgs RedisMirrorWriter::CommitCommand(const CommitRequest& q) const {
   } else {
     cmd.Add("").Add("");
   }
-  cmd.AddUint(q.must_exist.size()).AddUint(q.del_fields.size());
+  cmd.AddUint(q.must_exist.size()).Add(replid_).AddUint(q.del_fields.size());
   for (const std::string& f : q.del_fields) cmd.Add(f);
   cmd.AddUint(q.set_fields.size());
   for (const auto& [f, v] : q.set_fields) cmd.Add(f).Add(v);
