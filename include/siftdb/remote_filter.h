@@ -78,9 +78,10 @@ struct RemoteFilterReaderOptions {
   // Reading a replica. By default a reader trusts only a master whose
   // replication id is the one the engine's last commit recorded in the
   // lease; on a replica every answer is "maybe". With trust_replica, a
-  // replica is trusted while its master link is up and its replication id
-  // is that one. Only safe when the engine's wait_replicas counts this
-  // replica; the window that remains is in docs/redis_mirror.md §6.4.
+  // replica is trusted while its master link is up, its replication id is
+  // that one, and it has been up for longer than the lease (a replica
+  // restarted from its own RDB replays older states). Only safe when the
+  // engine's wait_replicas counts this replica (docs/redis_mirror.md §6.4).
   bool trust_replica = false;
 
   // Caps on what a mirror (data in Redis, which a reader does not control)

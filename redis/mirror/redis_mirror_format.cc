@@ -180,6 +180,8 @@ bool ParseRedisIdentity(std::string_view info, RedisIdentity* out) {
       out->replid = value;
     } else if (name == "master_link_status") {
       out->link_status = value;
+    } else if (name == "uptime_in_seconds") {
+      if (!absl::SimpleAtoi(value, &out->uptime_s)) out->uptime_s = -1;
     }
   }
   return !out->role.empty() && !out->replid.empty();

@@ -95,11 +95,13 @@ std::string EncodeLease(const MirrorLease& lease);
 bool DecodeLease(std::string_view value, MirrorLease* lease);
 
 // What a reader needs from INFO replication: role ("master" or "slave"),
-// master_replid, and for a replica master_link_status ("up" / "down").
+// master_replid, and for a replica master_link_status ("up" / "down");
+// and from INFO server, uptime_in_seconds (-1 when absent).
 struct RedisIdentity {
   std::string role;
   std::string replid;
   std::string link_status;
+  int64_t uptime_s = -1;
 };
 // False when the text lacks role or master_replid.
 bool ParseRedisIdentity(std::string_view info, RedisIdentity* out);

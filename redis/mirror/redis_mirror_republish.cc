@@ -333,7 +333,9 @@ absl::Status RedisMirrorWriter::FinishRepublish(
           options_.wait_timeout_ms, w.DebugString())));
     }
   }
-  clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+  if (c->server_ms > 0) {  // 0: the commit did not read the server's clock
+    clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+  }
   replid_ = c->replid;
   m.version = c->version;
   RetireUnlisted(old_manifest_, m, reply_ms + options_.grace_ms);

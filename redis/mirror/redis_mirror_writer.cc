@@ -460,7 +460,9 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
   }
   absl::StatusOr<CommitResult> c = ParseCommit((*r)[commit_index]);
   if (!c.ok()) return Fail(c.status());
-  clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+  if (c->server_ms > 0) {  // 0: the commit did not read the server's clock
+    clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
+  }
   if (renew) last_lease_send_ms_ = q.send_ms;
   if (wrote) writes_++;
   replid_ = c->replid;

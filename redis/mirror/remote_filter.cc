@@ -236,6 +236,24 @@ absl::Status RemoteFilterImpl::CheckTrust(const RedisReply& info,
         where, keys_.name(), id.link_status.empty() ? "?" : id.link_status,
         id.replid, lease.replid));
   }
+  // A replica restarted from its own RDB or AOF gets its master's
+  // replication id back and replays the master's backlog from its old
+  // offset: each state it passes through is consistent with a lease of
+  // that moment, but lacks keys acknowledged later (with WAIT counting the
+  // replica's previous life). Those leases lapse at most lease_ttl_ms after
+  // the replica went down, so a replica is trusted only once it has been up
+  // that long. uptime_in_seconds is the difference of two whole-second
+  // clock readings, so it may exceed the true uptime by up to a second.
+  const int64_t ttl_ms = std::max<int64_t>(manifest_->lease_ttl_ms, 1);
+  if (id.uptime_s < 0 || (id.uptime_s - 1) * 1000 < ttl_ms) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "redis %s: mirror \"%s\" not trusted: replica up for %s s, less "
+        "than the lease (%d ms); a replica that restarted may replay older "
+        "states; answering maybe",
+        where, keys_.name(),
+        id.uptime_s < 0 ? std::string("?") : absl::StrCat(id.uptime_s),
+        ttl_ms));
+  }
   return absl::OkStatus();
 }
 

@@ -321,7 +321,11 @@ absl::Status RemoteFilterImpl::ProbeBatch(
 
     // One pipeline: identity and lease, manifest version, table filters to
     // fetch, live filter probes, lease again.
-    plan.cmds.push_back(RedisArgs{"INFO", "replication"});
+    // A reader that may trust a replica also needs its uptime (INFO
+    // server): see CheckTrust.
+    plan.cmds.push_back(options_.trust_replica
+                            ? RedisArgs{"INFO", "replication", "server"}
+                            : RedisArgs{"INFO", "replication"});
     plan.cmds.push_back(RedisArgs{"GET", keys_.lease()});
     plan.cmds.push_back(
         RedisArgs{"HMGET", keys_.manifest(), mirror_field::kGeneration,

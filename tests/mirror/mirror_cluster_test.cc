@@ -287,6 +287,13 @@ TEST(MirrorReplicaTest, ReaderOnReplicaWithWait) {
   ro.trust_replica = true;
   auto reader = RemoteFilter::Open(ro, "replicated");
   ASSERT_TRUE(reader.ok()) << reader.status();
+  // A replica is trusted only once it has been up for a lease (it might
+  // have restarted from its own RDB and be replaying older states).
+  ASSERT_TRUE(WaitUntil([&] {
+    absl::Status why;
+    (*reader)->MayContain(AbsentKey(0), &why);
+    return why.ok();
+  }));
   absl::Status s;
   EXPECT_EQ(CountNo(reader->get(), Keys(0, 6000), &s), 0u);
   EXPECT_TRUE(s.ok()) << s;
