@@ -306,10 +306,7 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   size_t wait_index = SIZE_MAX;
   if (options_.wait_replicas > 0) {
     wait_index = cmds.size();
-    cmds.push_back(RedisArgs{}
-                       .Add("WAIT")
-                       .AddInt(options_.wait_replicas)
-                       .AddInt(options_.wait_timeout_ms));
+    cmds.push_back(WaitCommand());
   }
   absl::StatusOr<std::vector<RedisReply>> r =
       conn_->Pipeline(cmds, keys_.prefix());
@@ -325,13 +322,8 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   absl::StatusOr<CommitResult> c = ParseCommit((*r)[commit_index]);
   if (!c.ok()) return Fail(c.status());
   if (wait_index != SIZE_MAX) {
-    const RedisReply& w = (*r)[wait_index];
-    if (!w.is_integer() || w.integer() < options_.wait_replicas) {
-      return Fail(absl::UnavailableError(absl::StrFormat(
-          "redis %s: WAIT %d %d: %s replicas acknowledged",
-          conn_->Describe(keys_.prefix()), options_.wait_replicas,
-          options_.wait_timeout_ms, w.DebugString())));
-    }
+    absl::Status s = CheckWait((*r)[wait_index], "", "");
+    if (!s.ok()) return Fail(s);
   }
   if (c->server_ms > 0) {  // 0: the commit did not read the server's clock
     clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);

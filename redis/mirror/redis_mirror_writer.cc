@@ -234,15 +234,31 @@ absl::StatusOr<RedisMirrorWriter::CommitResult> RedisMirrorWriter::ParseCommit(
       absl::StrFormat("%s: unknown status %s", where, reply.DebugString()));
 }
 
+RedisArgs RedisMirrorWriter::WaitCommand() const {
+  return RedisArgs{}
+      .Add("WAIT")
+      .AddInt(options_.wait_replicas)
+      .AddInt(options_.wait_timeout_ms);
+}
+
+absl::Status RedisMirrorWriter::CheckWait(const RedisReply& reply,
+                                          std::string_view after,
+                                          std::string_view consequence) const {
+  if (reply.is_integer() && reply.integer() >= options_.wait_replicas) {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(absl::StrFormat(
+      "redis %s: WAIT %d %d%s: %s replicas acknowledged%s",
+      conn_->Describe(keys_.prefix()), options_.wait_replicas,
+      options_.wait_timeout_ms, after, reply.DebugString(), consequence));
+}
+
 absl::Status RedisMirrorWriter::RevokeAndWait() {
   CommitRequest q;
   q.op = "revoke";
   std::vector<RedisArgs> cmds = {CommitCommand(q)};
   if (options_.wait_replicas > 0) {
-    cmds.push_back(RedisArgs{}
-                       .Add("WAIT")
-                       .AddInt(options_.wait_replicas)
-                       .AddInt(options_.wait_timeout_ms));
+    cmds.push_back(WaitCommand());
   }
   absl::StatusOr<std::vector<RedisReply>> r =
       conn_->Pipeline(cmds, keys_.prefix());
@@ -250,14 +266,8 @@ absl::Status RedisMirrorWriter::RevokeAndWait() {
   absl::StatusOr<CommitResult> c = ParseCommit((*r)[0]);
   if (!c.ok()) return c.status();
   if (cmds.size() > 1) {
-    const RedisReply& w = (*r)[1];
-    if (!w.is_integer() || w.integer() < options_.wait_replicas) {
-      return absl::UnavailableError(absl::StrFormat(
-          "redis %s: WAIT %d %d after revoking the lease: %s replicas "
-          "acknowledged; the mirror stays revoked until they are back",
-          conn_->Describe(keys_.prefix()), options_.wait_replicas,
-          options_.wait_timeout_ms, w.DebugString()));
-    }
+    return CheckWait((*r)[1], " after revoking the lease",
+                     "; the mirror stays revoked until they are back");
   }
   return absl::OkStatus();
 }
@@ -440,10 +450,7 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
   size_t wait_index = SIZE_MAX;
   if (options_.wait_replicas > 0 && (wrote || changed)) {
     wait_index = cmds.size();
-    cmds.push_back(RedisArgs{}
-                       .Add("WAIT")
-                       .AddInt(options_.wait_replicas)
-                       .AddInt(options_.wait_timeout_ms));
+    cmds.push_back(WaitCommand());
   }
 
   absl::StatusOr<std::vector<RedisReply>> r =
@@ -469,12 +476,8 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
   next.version = c->version;
   if (changed) RetireUnlisted(published_, next, reply_ms + options_.grace_ms);
   if (wait_index != SIZE_MAX) {
-    const RedisReply& w = (*r)[wait_index];
-    if (!w.is_integer() || w.integer() < options_.wait_replicas) {
-      return Fail(absl::UnavailableError(absl::StrFormat(
-          "redis %s: WAIT %d %d: %s replicas acknowledged", where,
-          options_.wait_replicas, options_.wait_timeout_ms, w.DebugString())));
-    }
+    absl::Status s = CheckWait((*r)[wait_index], "", "");
+    if (!s.ok()) return Fail(s);
   }
   published_ = std::move(next);
   for (const std::string& k : st->unlinked) retired_.erase(k);

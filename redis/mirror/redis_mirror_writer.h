@@ -52,6 +52,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -218,6 +219,12 @@ class RedisMirrorWriter {
   absl::Status EnsureConnected();
   absl::Status MeasureClock();
   absl::Status Fail(absl::Status why);
+  // WAIT for options_.wait_replicas, and the check of its reply
+  // (Unavailable naming the counts; `after` and `consequence` are added to
+  // the message).
+  RedisArgs WaitCommand() const;
+  absl::Status CheckWait(const RedisReply& reply, std::string_view after,
+                         std::string_view consequence) const;
   // Loads the commit script (SCRIPT LOAD) on the connection's node.
   absl::Status LoadScript();
   // The EVALSHA command of a commit (see redis_mirror_scripts.h).

@@ -318,22 +318,18 @@ TEST_P(MirrorFaultTest, SecondEngineOnTheSameNameFencesTheFirst) {
 TEST(MirrorWaitTest, MissingReplicaBlocksWritesAtMostOneLease) {
   SIFTDB_REQUIRE_REDIS();
   TempDir dir;
-  RedisServerOptions mo;
-  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
-  auto master = RedisServer::Start(mo);
-  ASSERT_TRUE(master.ok()) << master.status();
-  auto replica = (*master)->StartReplica();
-  ASSERT_TRUE(replica.ok()) << replica.status();
-  Options o = MirrorOptions({(*master)->endpoint()}, "waits", Mode::kSync);
-  o.remote_filter.wait_replicas = 1;
-  o.remote_filter.wait_timeout_ms = 300;
+  auto servers = StartMasterAndReplica();
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  RedisServer* master = servers->master.get();
+  RedisServer* replica = servers->replica.get();
+  Options o = WaitingMirrorOptions(master->endpoint(), "waits");
   auto db = DB::Open(o, dir.path());
   ASSERT_TRUE(db.ok()) << db.status();
   for (int i = 0; i < 100; i++) {
     ASSERT_TRUE(db->get()->Put(WriteOptions(), TestKey(i), "v").ok());
   }
   ASSERT_TRUE(MirrorTrusted(db->get())) << MirrorState(db->get());
-  ASSERT_TRUE((*replica)->Kill().ok());
+  ASSERT_TRUE(replica->Kill().ok());
   int64_t worst_ms = 0;
   const int64_t end = MirrorSteadyMs() + 4000;
   for (int i = 100; MirrorSteadyMs() < end; i++) {
@@ -349,7 +345,7 @@ TEST(MirrorWaitTest, MissingReplicaBlocksWritesAtMostOneLease) {
   const std::string state = MirrorState(db->get());
   EXPECT_NE(state.find("state=untrusted"), std::string::npos) << state;
   EXPECT_NE(state.find("WAIT"), std::string::npos) << state;
-  ASSERT_TRUE((*replica)->StartAgain().ok());
+  ASSERT_TRUE(replica->StartAgain().ok());
   EXPECT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }))
       << MirrorState(db->get());
 }
@@ -365,22 +361,18 @@ TEST(MirrorWaitTest, MissingReplicaBlocksWritesAtMostOneLease) {
 TEST(MirrorReplicaFaultTest, ReplicaRestartedFromItsOwnSnapshot) {
   SIFTDB_REQUIRE_REDIS();
   TempDir dir;
-  RedisServerOptions mo;
-  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
-  auto master = RedisServer::Start(mo);
-  ASSERT_TRUE(master.ok()) << master.status();
-  auto replica = (*master)->StartReplica();
-  ASSERT_TRUE(replica.ok()) << replica.status();
-  Options o = MirrorOptions({(*master)->endpoint()}, "rdb", Mode::kSync);
-  o.remote_filter.wait_replicas = 1;
-  o.remote_filter.wait_timeout_ms = 300;
+  auto servers = StartMasterAndReplica();
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  RedisServer* master = servers->master.get();
+  RedisServer* replica = servers->replica.get();
+  Options o = WaitingMirrorOptions(master->endpoint(), "rdb");
   auto db = DB::Open(o, dir.path());
   ASSERT_TRUE(db.ok()) << db.status();
   AckedKeys acked;
   BackgroundWriter writer(db->get(), &acked, 0);
   writer.Start();
   RemoteFilterReaderOptions ro;
-  ro.endpoints = {(*replica)->endpoint()};
+  ro.endpoints = {replica->endpoint()};
   ro.trust_replica = true;
   ro.connect_timeout_ms = 300;
   ro.command_timeout_ms = 500;
@@ -391,11 +383,11 @@ TEST(MirrorReplicaFaultTest, ReplicaRestartedFromItsOwnSnapshot) {
   // fault, so there is something to lose.
   ASSERT_TRUE(checker.WaitTrustedAfter(0)) << checker.Summary();
   absl::SleepFor(absl::Milliseconds(300));
-  ASSERT_TRUE((*replica)->Call({"SAVE"}).ok());
+  ASSERT_TRUE(replica->Call({"SAVE"}).ok());
   absl::SleepFor(absl::Milliseconds(o.remote_filter.lease_ttl_ms));
   const int64_t fault = MirrorSteadyMs();
-  ASSERT_TRUE((*replica)->Kill().ok());
-  ASSERT_TRUE((*replica)->StartAgain().ok());  // its own, older dump.rdb
+  ASSERT_TRUE(replica->Kill().ok());
+  ASSERT_TRUE(replica->StartAgain().ok());  // its own, older dump.rdb
   absl::SleepFor(absl::Milliseconds(1500));
   writer.Stop();
   EXPECT_EQ(writer.errors(), 0);
@@ -417,13 +409,10 @@ TEST(MirrorReplicaFaultTest, ReplicaRestartedFromItsOwnSnapshot) {
 TEST(MirrorReplicaFaultTest, UncountedReplicaIsNotTrustedByDefault) {
   SIFTDB_REQUIRE_REDIS();
   TempDir dir;
-  RedisServerOptions mo;
-  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
-  auto master = RedisServer::Start(mo);
-  ASSERT_TRUE(master.ok()) << master.status();
-  auto counted = (*master)->StartReplica();
-  ASSERT_TRUE(counted.ok()) << counted.status();
-  auto link = TcpProxy::Start((*master)->port());
+  auto servers = StartMasterAndReplica();  // the replica WAIT counts
+  ASSERT_TRUE(servers.ok()) << servers.status();
+  RedisServer* master = servers->master.get();
+  auto link = TcpProxy::Start(master->port());
   ASSERT_TRUE(link.ok()) << link.status();
   RedisServerOptions lo;
   lo.extra_args = {"--replicaof", "127.0.0.1", std::to_string((*link)->port())};
@@ -433,8 +422,7 @@ TEST(MirrorReplicaFaultTest, UncountedReplicaIsNotTrustedByDefault) {
     auto r = (*lagging)->Call({"INFO", "replication"});
     return r.ok() && r->find("master_link_status:up") != std::string::npos;
   }));
-  Options o = MirrorOptions({(*master)->endpoint()}, "uncounted", Mode::kSync);
-  o.remote_filter.wait_replicas = 1;
+  Options o = WaitingMirrorOptions(master->endpoint(), "uncounted");
   auto db = DB::Open(o, dir.path());
   ASSERT_TRUE(db.ok()) << db.status();
   AckedKeys acked;

@@ -37,6 +37,31 @@
 
 namespace siftdb::test {
 
+// A master whose full syncs start at once (diskless, no delay) and one
+// replica of it, link up.
+struct MasterAndReplica {
+  std::unique_ptr<RedisServer> master;
+  std::unique_ptr<RedisServer> replica;
+};
+inline absl::StatusOr<MasterAndReplica> StartMasterAndReplica() {
+  RedisServerOptions mo;
+  mo.extra_args = {"--repl-diskless-sync-delay", "0"};
+  auto master = RedisServer::Start(mo);
+  if (!master.ok()) return master.status();
+  auto replica = (*master)->StartReplica();
+  if (!replica.ok()) return replica.status();
+  return MasterAndReplica{std::move(*master), std::move(*replica)};
+}
+
+// Sync mirror options that WAIT for one replica (300 ms at most).
+inline Options WaitingMirrorOptions(const std::string& endpoint,
+                                    const std::string& name) {
+  Options o = MirrorOptions({endpoint}, name, RemoteFilterOptions::Mode::kSync);
+  o.remote_filter.wait_replicas = 1;
+  o.remote_filter.wait_timeout_ms = 300;
+  return o;
+}
+
 class AckedKeys {
  public:
   // Records `key` as acknowledged now (call after the write returned OK).
