@@ -235,6 +235,10 @@ class RedisMirrorWriter {
   // acknowledge it (PrepareRepublish's first step; revoke first, publish
   // after). Returns its error without calling Fail.
   absl::Status RevokeAndWait();
+  // Flush of a sync mirror's pipeline that only adds bits to listed
+  // filters: the staged commands, HINCRBY of the writes counter, GET of the
+  // lease (it must be this engine's, with the replid last seen) and WAIT.
+  absl::Status FlushBitsOnly(std::vector<RedisArgs> cmds);
   // Flush's listing diff: the fields to delete and set and the keys that
   // must exist go to *q; meta updates of moved tables to *cmds.
   void StageListingDiff(const MirrorManifest& next, CommitRequest* q,
