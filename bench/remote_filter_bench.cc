@@ -356,10 +356,10 @@ void Probe() {
       if (!(*filter)->MayContain(key, &last)) no++;
     }
     const double secs = Seconds(start, Clock::now());
-    std::printf("%-8s %-8s %12.0f %14.2f %12.4f %10s\n", "single", "warm",
-                calls / secs, 1.0, static_cast<double>(no) / calls,
-                last.ok() ? "OK"
-                          : std::string(last.message()).substr(0, 40).c_str());
+    std::printf(
+        "%-8s %-8s %12.0f %14.2f %12.4f %10s\n", "single", "warm", calls / secs,
+        1.0, static_cast<double>(no) / calls,
+        last.ok() ? "OK" : std::string(last.message()).substr(0, 40).c_str());
   }
   siftdb::RemoteFilterStats st = (*filter)->stats();
   std::printf(

@@ -23,8 +23,8 @@
 
 #include "db/version_edit.h"
 #include "db/write_batch_internal.h"
-#include "fuzz/fuzz_util.h"
 #include "filter/filter_format.h"
+#include "fuzz/fuzz_util.h"
 #include "redis/mirror/redis_mirror_format.h"
 #include "siftdb/filter_policy.h"
 #include "table/block_builder.h"
