@@ -48,27 +48,12 @@ class MirrorFaultTest : public ::testing::TestWithParam<Mode> {
     return ReaderOptionsFor(endpoint);
   }
 
-  // After a fault at steady `fault_ms`: the checker saw no false negative,
-  // the mirror became trusted again, the untrusted window ended within
-  // `max_window_ms`, and afterwards most absent keys got "no".
+  // ExpectRecovered (mirror_fault_util.h), labelled with the mode.
   void ExpectRecovered(MirrorChecker* checker, DB* db, int64_t fault_ms,
                        int64_t max_window_ms, const char* scenario) {
-    ASSERT_TRUE(checker->WaitTrustedAfter(MirrorSteadyMs()))
-        << scenario << ": never trusted again; " << checker->Summary()
-        << "; engine: " << MirrorState(db);
-    absl::SleepFor(absl::Milliseconds(300));
-    checker->Stop();
-    const int64_t last_untrusted = checker->LastUntrustedSince(fault_ms);
-    const int64_t window =
-        last_untrusted < 0 ? 0 : last_untrusted - fault_ms + 1;
-    std::printf("%s (%s): untrusted window %lld ms; %s\n", scenario,
-                async() ? "async" : "sync", static_cast<long long>(window),
-                checker->Summary().c_str());
-    EXPECT_EQ(checker->false_negatives(), 0) << checker->Summary();
-    EXPECT_GT(checker->keys_checked(), 0);
-    EXPECT_LE(window, max_window_ms) << checker->Summary();
-    EXPECT_GE(checker->AbsentNoRateSince(last_untrusted + 1), 0.95)
-        << checker->Summary();
+    test::ExpectRecovered(
+        checker, db, fault_ms, max_window_ms,
+        absl::StrFormat("%s (%s)", scenario, async() ? "async" : "sync"));
   }
 
   // Redis restarts with older data than the engine published: `snapshot`

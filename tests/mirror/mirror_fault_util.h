@@ -23,6 +23,7 @@
 #define SIFTDB_TESTS_MIRROR_MIRROR_FAULT_UTIL_H_
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -263,6 +264,28 @@ class MirrorChecker {
   std::vector<Batch> timeline_;
   std::vector<std::pair<int64_t, int64_t>> absent_no_;  // (ms, "no" count)
 };
+
+// After a fault at steady `fault_ms`: waits until the checker sees the
+// mirror trusted again, stops it, prints the untrusted window, and expects
+// no false negative, a window of at most `max_window_ms`, and afterwards at
+// least 95% of absent keys answered "no".
+inline void ExpectRecovered(MirrorChecker* checker, DB* db, int64_t fault_ms,
+                            int64_t max_window_ms, const std::string& label) {
+  ASSERT_TRUE(checker->WaitTrustedAfter(MirrorSteadyMs()))
+      << label << ": never trusted again; " << checker->Summary()
+      << "; engine: " << MirrorState(db);
+  absl::SleepFor(absl::Milliseconds(300));
+  checker->Stop();
+  const int64_t last_untrusted = checker->LastUntrustedSince(fault_ms);
+  const int64_t window = last_untrusted < 0 ? 0 : last_untrusted - fault_ms + 1;
+  std::printf("%s: untrusted window %lld ms; %s\n", label.c_str(),
+              static_cast<long long>(window), checker->Summary().c_str());
+  EXPECT_EQ(checker->false_negatives(), 0) << checker->Summary();
+  EXPECT_GT(checker->keys_checked(), 0);
+  EXPECT_LE(window, max_window_ms) << checker->Summary();
+  EXPECT_GE(checker->AbsentNoRateSince(last_untrusted + 1), 0.95)
+      << checker->Summary();
+}
 
 }  // namespace siftdb::test
 
