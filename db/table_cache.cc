@@ -3,6 +3,7 @@
 
 #include "db/table_cache.h"
 
+#include "absl/strings/str_format.h"
 #include "db/filename.h"
 #include "util/coding.h"
 
@@ -37,7 +38,16 @@ absl::StatusOr<Cache::Handle*> TableCache::FindTable(uint64_t file_number,
 
   const std::string fname = TableFileName(dbname_, file_number);
   auto file = env_->NewRandomAccessFile(fname);
-  if (!file.ok()) return file.status();
+  if (!file.ok()) {
+    // A table the Version names is part of the DB: its absence is lost
+    // data, never "key not found" (NotFound from Get means exactly that).
+    if (absl::IsNotFound(file.status())) {
+      return absl::DataLossError(
+          absl::StrFormat("table %s named by the MANIFEST is missing: %s",
+                          fname, file.status().message()));
+    }
+    return file.status();
+  }
   auto table = Table::Open(table_options_, fname, std::move(*file), file_size);
   // Errors are not cached: a transient failure may clear on retry.
   if (!table.ok()) return table.status();
