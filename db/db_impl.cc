@@ -6,6 +6,7 @@
 #include "db/db_impl.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/str_format.h"
 #include "db/db_iter.h"
@@ -38,8 +39,9 @@ std::shared_ptr<const FilterPolicy> MakeFilterPolicy(const Options& o) {
 }
 
 Options WithInfoLog(Options o, const std::string& dbname,
-                    std::unique_ptr<Logger>* owned) {
-  if (o.info_log == nullptr) {
+                    std::unique_ptr<Logger>* owned, bool read_only) {
+  // A read-only open writes nothing to the directory, not even the LOG.
+  if (o.info_log == nullptr && !read_only) {
     o.env->CreateDir(dbname).IgnoreError();
     o.env->RenameFile(InfoLogFileName(dbname), OldInfoLogFileName(dbname))
         .IgnoreError();
@@ -54,11 +56,13 @@ Options WithInfoLog(Options o, const std::string& dbname,
 
 }  // namespace
 
-DBImpl::DBImpl(const Options& options, const std::string& dbname)
+DBImpl::DBImpl(const Options& options, const std::string& dbname,
+               bool read_only)
     : env_(options.env),
+      read_only_(read_only),
       internal_comparator_(options.comparator),
       owned_info_log_(),
-      options_(WithInfoLog(options, dbname, &owned_info_log_)),
+      options_(WithInfoLog(options, dbname, &owned_info_log_, read_only)),
       dbname_(dbname),
       filter_policy_(MakeFilterPolicy(options)) {
   if (options_.block_cache_size > 0) {
@@ -80,23 +84,62 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname)
 }
 
 DBImpl::~DBImpl() {
-  {
-    MutexLock l(&mutex_);
-    shutting_down_ = true;
-    background_work_cv_.SignalAll();
-  }
-  if (background_thread_.joinable()) background_thread_.join();
-  mirror_.reset();  // before the table cache it reads filters through
+  Close().IgnoreError();
   MutexLock l(&mutex_);
-  if (log_ != nullptr) {
-    log_.reset();
-    logfile_->Close().IgnoreError();
-    logfile_.reset();
-  }
   if (mem_ != nullptr) mem_->Unref();
   if (imm_ != nullptr) imm_->Unref();
   versions_.reset();
   db_lock_.reset();
+}
+
+absl::Status DBImpl::Close() {
+  {
+    MutexLock l(&mutex_);
+    if (closed_) return close_status_;
+    closed_ = true;  // from here on writes are refused
+    // Let writes already queued finish: their callers were not refused.
+    while (!writers_.empty())
+      background_done_cv_.WaitFor(&mutex_, std::chrono::milliseconds(10));
+    shutting_down_ = true;
+    background_work_cv_.SignalAll();
+  }
+  // The background thread finishes a pending MemTable flush, stops any
+  // compaction, and records a failure of either as the background error.
+  if (background_thread_.joinable()) background_thread_.join();
+  mirror_.reset();  // revokes its lease; before the table cache it reads
+  MutexLock l(&mutex_);
+  absl::Status s = bg_error_;
+  if (log_ != nullptr) {
+    log_.reset();
+    absl::Status sync = logfile_->Sync();
+    absl::Status close = logfile_->Close();
+    if (s.ok()) s = sync;
+    if (s.ok()) s = close;
+    logfile_.reset();
+  }
+  if (!s.ok()) LogMessage("close: " + s.ToString());
+  close_status_ = s;
+  return s;
+}
+
+absl::Status DBImpl::CheckWritable(const char* call) const {
+  mutex_.AssertHeld();
+  if (read_only_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: %s refused: the DB was opened read-only "
+                        "(DB::OpenForReadOnly)",
+                        dbname_, call));
+  }
+  if (closed_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: %s refused: the DB is closed", dbname_, call));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DBImpl::Flush(const FlushOptions& options) {
+  if (options.wait) return FlushMemTable();
+  return Write(WriteOptions(), nullptr);
 }
 
 std::vector<MirrorTable> DBImpl::LiveTablesForMirror() {
@@ -138,6 +181,11 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
   }
   Writer w(updates, options.sync);
   MutexLock l(&mutex_);
+  {
+    absl::Status writable =
+        CheckWritable(updates == nullptr ? "Flush" : "Write");
+    if (!writable.ok()) return writable;
+  }
   writers_.push_back(&w);
   while (!w.done && &w != writers_.front()) w.cv.Wait(&mutex_);
   if (w.done) return w.status;
@@ -317,7 +365,12 @@ void DBImpl::ReleaseReadState(const ReadState& state) {
   // delete them then, and may have been the last one for a while.
   const bool stale = state.current != versions_->current();
   state.current->Unref();
-  if (stale && !shutting_down_) RemoveObsoleteFiles();
+  if (stale && !shutting_down_ && !read_only_) {
+    // The background thread deletes what it kept alive: listing the
+    // directory and walking every Version is no work for a reader.
+    obsolete_files_pending_ = true;
+    background_work_cv_.Signal();
+  }
 }
 
 absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,

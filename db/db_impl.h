@@ -28,6 +28,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -48,7 +49,9 @@ namespace siftdb {
 
 class DBImpl : public DB {
  public:
-  DBImpl(const Options& sanitized_options, const std::string& dbname);
+  // read_only: for DB::OpenForReadOnly (no LOG is created, writes refused).
+  DBImpl(const Options& sanitized_options, const std::string& dbname,
+         bool read_only = false);
   DBImpl(const DBImpl&) = delete;
   DBImpl& operator=(const DBImpl&) = delete;
   ~DBImpl() override;
@@ -68,6 +71,14 @@ class DBImpl : public DB {
                            uint64_t* sizes) override;
   absl::Status CompactRange(const std::string_view* begin,
                             const std::string_view* end) override;
+  absl::Status Flush(const FlushOptions& options) override;
+  absl::Status Close() override;
+  absl::Status CreateCheckpoint(const std::string& dir) override;
+  absl::Status GetLiveFiles(std::vector<std::string>* files,
+                            uint64_t* manifest_file_size,
+                            bool flush_memtable) override;
+  absl::Status DisableFileDeletions() override;
+  absl::Status EnableFileDeletions(bool force) override;
 
   // Freezes the MemTable and waits until it is a level-0 table.
   absl::Status FlushMemTable();
@@ -86,15 +97,37 @@ class DBImpl : public DB {
   absl::Status CheckNoOrphanedData();
   absl::Status Recover(VersionEdit* edit, bool* save_manifest)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Checks that every table the recovered MANIFEST names exists, and
+  // lists the logs it does not cover yet, oldest first.
+  absl::Status FindLogsToReplay(std::vector<uint64_t>* logs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Replays one log. With `into` null, into MemTables flushed to level-0
+  // tables (recorded in edit); otherwise every record goes into `into`
+  // and nothing is written (read-only open).
   absl::Status RecoverLogFile(uint64_t log_number, bool last_log,
                               bool* save_manifest, VersionEdit* edit,
-                              SequenceNumber* max_sequence)
+                              SequenceNumber* max_sequence, MemTable* into)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Creates log file number log_number_ and a fresh MemTable.
   // A new, empty MemTable (unreferenced) with this DB's filter size.
   MemTable* NewMemTable() const;
   absl::Status NewLogFile(uint64_t number)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // Read-only open (db_impl_readonly.cc): recovery that writes nothing.
+  absl::Status RecoverReadOnly() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // OK, or why writes and other changes are refused: the DB is read-only
+  // or closed. The name of the call goes into the message.
+  absl::Status CheckWritable(const char* call) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // --- Checkpoints (db_impl_checkpoint.cc) ---
+  // What a checkpoint copies, captured under the mutex.
+  struct CheckpointPlan;
+  absl::Status CopyCheckpointFiles(const CheckpointPlan& plan,
+                                   const std::string& dir)
+      ABSL_LOCKS_EXCLUDED(mutex_);
 
   // --- Read path (db_impl.cc) ---
   // What a read sees: the sequence it reads at and referenced MemTables and
@@ -188,6 +221,9 @@ class DBImpl : public DB {
                                 VersionEdit* edit,
                                 uint64_t* kept_pending = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Deletes the files no live Version, pending output, log or MANIFEST
+  // needs. Releases mutex_ while it lists the directory and deletes. Does
+  // nothing after a background error or while file deletions are disabled.
   void RemoveObsoleteFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void RecordBackgroundError(const absl::Status& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -198,6 +234,7 @@ class DBImpl : public DB {
 
   // Constant after construction.
   Env* const env_;
+  const bool read_only_;
   const InternalKeyComparator internal_comparator_;
   // Declared before options_, whose initializer may fill it.
   std::unique_ptr<Logger> owned_info_log_;
@@ -218,6 +255,14 @@ class DBImpl : public DB {
   std::thread background_thread_;
   bool background_busy_ ABSL_GUARDED_BY(mutex_) = false;
   bool flush_requested_ ABSL_GUARDED_BY(mutex_) = false;
+  // A read released a Version that is no longer current: the background
+  // thread runs RemoveObsoleteFiles (readers never list the directory).
+  bool obsolete_files_pending_ ABSL_GUARDED_BY(mutex_) = false;
+  // DisableFileDeletions calls not yet matched by EnableFileDeletions.
+  int file_deletions_disabled_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Set by Close; close_status_ is what it returned.
+  bool closed_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::Status close_status_ ABSL_GUARDED_BY(mutex_);
 
   MemTable* mem_ ABSL_GUARDED_BY(mutex_) = nullptr;
   MemTable* imm_ ABSL_GUARDED_BY(mutex_) = nullptr;

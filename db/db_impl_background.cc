@@ -17,7 +17,7 @@ namespace siftdb {
 
 bool DBImpl::HasBackgroundWork() const {
   if (!bg_error_.ok()) return false;
-  return imm_ != nullptr ||
+  return imm_ != nullptr || obsolete_files_pending_ ||
          (manual_compaction_ != nullptr && !manual_compaction_->done) ||
          versions_->NeedsCompaction();
 }
@@ -36,6 +36,8 @@ void DBImpl::BackgroundThreadMain() {
     background_busy_ = true;
     if (imm_ != nullptr) {
       CompactMemTable();
+    } else if (obsolete_files_pending_) {
+      RemoveObsoleteFiles();
     } else if (!shutting_down_) {
       BackgroundCompaction();
     }
@@ -120,14 +122,20 @@ void DBImpl::CompactMemTable() {
 
 void DBImpl::RemoveObsoleteFiles() {
   mutex_.AssertHeld();
-  if (!bg_error_.ok()) {
-    // After an error the state of new files is unknown: keep everything.
+  obsolete_files_pending_ = false;
+  // After an error the state of new files is unknown: keep everything.
+  if (!bg_error_.ok() || file_deletions_disabled_ > 0) return;
+  // List first, without the mutex, then decide under it: a file created
+  // after the listing is not in it, and one that became live meanwhile is
+  // in `live` below.
+  mutex_.Unlock();
+  auto children = env_->GetChildren(dbname_);
+  mutex_.Lock();
+  if (!children.ok() || !bg_error_.ok() || file_deletions_disabled_ > 0) {
     return;
   }
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live, early_release_version_, &early_released_);
-  auto children = env_->GetChildren(dbname_);
-  if (!children.ok()) return;
   std::vector<std::string> to_delete;
   for (const std::string& name : *children) {
     uint64_t number;

@@ -23,6 +23,14 @@ namespace {
 
 // Status message of a part that stopped because another part failed.
 constexpr char kOtherPartFailed[] = "another part of the compaction failed";
+constexpr char kClosing[] = "DB closing during compaction";
+
+// A part that stopped because another failed or because the DB is
+// closing did not fail itself.
+bool IsStopped(const absl::Status& s) {
+  return absl::IsAborted(s) &&
+         (s.message() == kOtherPartFailed || s.message() == kClosing);
+}
 
 // The inputs of c whose every entry this part has merged once its output
 // ending at largest_user_key is finished: those lying wholly inside
@@ -153,7 +161,12 @@ void DBImpl::BackgroundCompaction() {
     // (a failed sync may still have written the record): delete nothing.
     if (status.ok()) RemoveObsoleteFiles();
   }
-  if (!status.ok() && !shutting_down_) RecordBackgroundError(status);
+  // Stopping for Close is no error, but a compaction that failed while
+  // the DB closes did fail: Close reports it as the background error.
+  if (!status.ok() &&
+      !(absl::IsAborted(status) && status.message() == kClosing)) {
+    RecordBackgroundError(status);
+  }
 
   if (manual != nullptr && manual->in_progress) {
     manual->in_progress = false;
@@ -373,12 +386,15 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   for (std::thread& t : helpers) t.join();
   mutex_.Lock();
 
-  // Report the failure that stopped the others, not their stopping.
+  // Report the failure that stopped the others, not their stopping; a
+  // real failure wins over stopping for Close.
   absl::Status status;
   uint64_t total_bytes = 0;
   for (CompactionPart& part : compact->parts) {
-    if (status.ok() || status.message() == kOtherPartFailed) {
-      if (!part.status.ok()) status = part.status;
+    if (status.ok() ||
+        (IsStopped(status) && !part.status.ok() &&
+         (!IsStopped(part.status) || status.message() == kOtherPartFailed))) {
+      status = part.status;
     }
     total_bytes += part.total_bytes;
     part.input.reset();
@@ -440,7 +456,11 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
       *imm_micros += env_->NowMicros() - imm_start;
     }
     if (shutting_down_.load(std::memory_order_acquire)) {
-      status = absl::AbortedError("DB closing during compaction");
+      status = absl::AbortedError(kClosing);
+      // A write that failed meanwhile is a failure, not a stop.
+      if (part->builder != nullptr && !part->builder->status().ok()) {
+        status = part->builder->status();
+      }
       break;
     }
     if (compact.part_failed.load(std::memory_order_relaxed)) {
@@ -538,6 +558,11 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
       }
       part->current_output()->largest = std::string(key);
       part->builder->Add(key, input->value());
+      if (!part->builder->status().ok()) {
+        // A failed write: stop now, not at the end of the output.
+        status = part->builder->status();
+        break;
+      }
       if (part->builder->FileSize() >= c->MaxOutputFileSize()) {
         cut_pending = true;  // at the next user key
       }
@@ -585,6 +610,11 @@ absl::Status DBImpl::ManualCompactLevel(int level,
 
 absl::Status DBImpl::CompactRange(const std::string_view* begin,
                                   const std::string_view* end) {
+  {
+    MutexLock l(&mutex_);
+    absl::Status writable = CheckWritable("CompactRange");
+    if (!writable.ok()) return writable;
+  }
   absl::Status s = FlushMemTable();
   if (!s.ok()) return s;
   int max_level_with_files = 1;

@@ -127,7 +127,7 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
   auto lock = env->LockFile(LockFileName(dbname));
   if (!lock.ok()) return lock.status();
 
-  auto impl = std::make_unique<DBImpl>(*sanitized, dbname);
+  auto impl = std::make_unique<DBImpl>(*sanitized, dbname);  // read-write
   impl->db_lock_ = std::move(*lock);
   absl::Status s;
   {
@@ -270,36 +270,13 @@ absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
 
   absl::Status s = versions_->Recover(save_manifest);
   if (!s.ok()) return s;
-
-  // Find the logs not yet flushed, and check that every table is present.
-  auto children = env_->GetChildren(dbname_);
-  if (!children.ok()) return children.status();
-  std::set<uint64_t> expected;
-  versions_->AddLiveFiles(&expected);
-  const uint64_t min_log = versions_->LogNumber();
-  const uint64_t prev_log = versions_->PrevLogNumber();
   std::vector<uint64_t> logs;
-  for (const std::string& name : *children) {
-    uint64_t number;
-    FileType type;
-    if (!ParseFileName(name, &number, &type)) continue;
-    expected.erase(number);
-    if (type == FileType::kLogFile &&
-        (number >= min_log || number == prev_log)) {
-      logs.push_back(number);
-    }
-  }
-  if (!expected.empty()) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: %d table files named by the MANIFEST are missing, e.g. %s",
-        dbname_, expected.size(), TableFileName(dbname_, *expected.begin())));
-  }
-
-  std::sort(logs.begin(), logs.end());
+  s = FindLogsToReplay(&logs);
+  if (!s.ok()) return s;
   SequenceNumber max_sequence = 0;
   for (size_t i = 0; i < logs.size(); i++) {
     s = RecoverLogFile(logs[i], i == logs.size() - 1, save_manifest, edit,
-                       &max_sequence);
+                       &max_sequence, /*into=*/nullptr);
     if (!s.ok()) return s;
     // The log's number was in use even if the MANIFEST did not say so.
     versions_->MarkFileNumberUsed(logs[i]);
@@ -307,6 +284,32 @@ absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
   if (versions_->LastSequence() < max_sequence) {
     versions_->SetLastSequence(max_sequence);
   }
+  return absl::OkStatus();
+}
+
+absl::Status DBImpl::FindLogsToReplay(std::vector<uint64_t>* logs) {
+  auto children = env_->GetChildren(dbname_);
+  if (!children.ok()) return children.status();
+  std::set<uint64_t> expected;
+  versions_->AddLiveFiles(&expected);
+  const uint64_t min_log = versions_->LogNumber();
+  const uint64_t prev_log = versions_->PrevLogNumber();
+  for (const std::string& name : *children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    expected.erase(number);
+    if (type == FileType::kLogFile &&
+        (number >= min_log || number == prev_log)) {
+      logs->push_back(number);
+    }
+  }
+  if (!expected.empty()) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: %d table files named by the MANIFEST are missing, e.g. %s",
+        dbname_, expected.size(), TableFileName(dbname_, *expected.begin())));
+  }
+  std::sort(logs->begin(), logs->end());
   return absl::OkStatus();
 }
 
@@ -343,7 +346,8 @@ struct LogReporter : public log::Reader::Reporter {
 
 absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
                                     bool* save_manifest, VersionEdit* edit,
-                                    SequenceNumber* max_sequence) {
+                                    SequenceNumber* max_sequence,
+                                    MemTable* into) {
   const std::string fname = LogFileName(dbname_, log_number);
   auto file = env_->NewSequentialFile(fname);
   if (!file.ok()) return file.status();
@@ -360,7 +364,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
   std::string scratch;
   std::string_view record;
   WriteBatch batch;
-  MemTable* mem = nullptr;
+  MemTable* mem = into;  // when set, it takes every record; no tables
   int compactions = 0;
   while (reader.ReadRecord(&record, &scratch) && status.ok() &&
          reporter.io_error.ok()) {
@@ -381,17 +385,31 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
                               reader.LastRecordOffset(), valid.message())));
       continue;
     }
+    const SequenceNumber first_seq = WriteBatchInternal::Sequence(&batch);
+    const uint64_t count = WriteBatchInternal::Count(&batch);
+    if (first_seq > kMaxSequenceNumber - count + 1) {
+      // Sequence numbers past the 56 bits of an internal key's trailer
+      // would wrap into the type byte.
+      reporter.Corruption(
+          record.size(),
+          absl::DataLossError(absl::StrFormat(
+              "log record at offset %d: sequence %d with %d entries exceeds "
+              "the largest sequence number %d",
+              reader.LastRecordOffset(), first_seq, count,
+              kMaxSequenceNumber)));
+      continue;
+    }
     if (mem == nullptr) {
       mem = NewMemTable();
       mem->Ref();
     }
     status = WriteBatchInternal::InsertInto(&batch, mem);
     if (!status.ok()) break;
-    const SequenceNumber last_seq = WriteBatchInternal::Sequence(&batch) +
-                                    WriteBatchInternal::Count(&batch) - 1;
+    const SequenceNumber last_seq = first_seq + count - 1;
     if (last_seq > *max_sequence) *max_sequence = last_seq;
 
-    if (mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
+    if (into == nullptr &&
+        mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       compactions++;
       *save_manifest = true;
       status = WriteLevel0Table(mem, /*emptied_log=*/0, edit);  // part of it
@@ -408,6 +426,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
 
   // Whatever remains goes to a level-0 table; the log itself is not reused
   // and is deleted once the MANIFEST no longer needs it.
+  if (into != nullptr) return status;
   if (status.ok() && mem != nullptr) {
     *save_manifest = true;
     // Names the log only when this table holds all of it that no earlier

@@ -4,6 +4,7 @@
 #include "db/version_edit.h"
 
 #include "absl/strings/str_format.h"
+#include "db/filename.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -21,6 +22,12 @@ enum Tag : uint32_t {
   // 8 is unused.
   kPrevLogNumber = 9,
 };
+
+// A file number as siftdb writes them: at most kMaxFileNumber. A larger
+// one would wrap the file-number counter when counted in.
+bool GetFileNumber(std::string_view* input, uint64_t* number) {
+  return GetVarint64(input, number) && *number <= kMaxFileNumber;
+}
 
 bool GetLevel(std::string_view* input, int* level) {
   uint32_t v;
@@ -116,28 +123,29 @@ absl::Status VersionEdit::DecodeFrom(std::string_view src) {
         }
         break;
       case kLogNumber:
-        if (GetVarint64(&input, &log_number_)) {
+        if (GetFileNumber(&input, &log_number_)) {
           has_log_number_ = true;
         } else {
           msg = "log number";
         }
         break;
       case kPrevLogNumber:
-        if (GetVarint64(&input, &prev_log_number_)) {
+        if (GetFileNumber(&input, &prev_log_number_)) {
           has_prev_log_number_ = true;
         } else {
           msg = "previous log number";
         }
         break;
       case kNextFileNumber:
-        if (GetVarint64(&input, &next_file_number_)) {
+        if (GetFileNumber(&input, &next_file_number_)) {
           has_next_file_number_ = true;
         } else {
           msg = "next file number";
         }
         break;
       case kLastSequence:
-        if (GetVarint64(&input, &last_sequence_)) {
+        if (GetVarint64(&input, &last_sequence_) &&
+            last_sequence_ <= kMaxSequenceNumber) {
           has_last_sequence_ = true;
         } else {
           msg = "last sequence number";
@@ -151,14 +159,14 @@ absl::Status VersionEdit::DecodeFrom(std::string_view src) {
         }
         break;
       case kDeletedFile:
-        if (GetLevel(&input, &level) && GetVarint64(&input, &number)) {
+        if (GetLevel(&input, &level) && GetFileNumber(&input, &number)) {
           deleted_files_.insert({level, number});
         } else {
           msg = "deleted file";
         }
         break;
       case kNewFile:
-        if (GetLevel(&input, &level) && GetVarint64(&input, &f.number) &&
+        if (GetLevel(&input, &level) && GetFileNumber(&input, &f.number) &&
             GetVarint64(&input, &f.file_size) &&
             GetInternalKey(&input, &f.smallest) &&
             GetInternalKey(&input, &f.largest)) {

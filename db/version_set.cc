@@ -162,6 +162,7 @@ absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
 
   // First call after Open: start a new MANIFEST holding a full snapshot.
   std::string new_manifest;
+  uint64_t manifest_size = 0;
   absl::Status s;
   if (descriptor_log_ == nullptr) {
     new_manifest = DescriptorFileName(dbname_, manifest_file_number_);
@@ -184,6 +185,12 @@ absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
       s = descriptor_log_->AddRecord(record);
       if (s.ok()) s = descriptor_file_->Sync();
     }
+    if (s.ok()) {
+      auto size =
+          env_->GetFileSize(DescriptorFileName(dbname_, manifest_file_number_));
+      s = size.status();
+      if (s.ok()) manifest_size = *size;
+    }
     if (s.ok() && !new_manifest.empty()) {
       s = SetCurrentFile(env_, dbname_, manifest_file_number_);
       // Whether or not it failed, CURRENT may now name the new MANIFEST.
@@ -195,6 +202,7 @@ absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
   if (s.ok()) {
     AppendVersion(v);
     live_manifest_floor_ = manifest_file_number_;
+    manifest_file_size_ = manifest_size;
     log_number_ = edit->log_number_;
     prev_log_number_ = edit->prev_log_number_;
   } else {
@@ -207,6 +215,7 @@ absl::Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
     descriptor_file_.reset();
     if (!new_manifest.empty()) env_->RemoveFile(new_manifest).IgnoreError();
     manifest_file_number_ = NewFileNumber();
+    manifest_file_size_ = 0;
   }
   return s;
 }
@@ -345,16 +354,27 @@ void VersionSet::InstallRecoveredState(VersionBuilder* builder,
                                        uint64_t manifest_number) {
   const uint64_t prev_log_number =
       counters.have_prev_log_number ? counters.prev_log_number : 0;
-  MarkFileNumberUsed(prev_log_number);
-  MarkFileNumberUsed(counters.log_number);
 
   Version* v = new Version(icmp_, table_cache_);
   builder->SaveTo(v);
   Finalize(v);
   AppendVersion(v);
-  manifest_file_number_ = counters.next_file;
+  // The next number must lie above every number the MANIFEST names, or a
+  // new table, log or MANIFEST would replace a live file. A MANIFEST whose
+  // next-file entry says otherwise was written by a buggy or foreign tool.
+  uint64_t next_file = counters.next_file;
+  auto above = [&next_file](uint64_t number) {
+    if (number >= next_file) next_file = number + 1;
+  };
+  above(prev_log_number);
+  above(counters.log_number);
+  above(manifest_number);
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const FileMetaData* f : v->files_[level]) above(f->number);
+  }
+  manifest_file_number_ = next_file;
   live_manifest_floor_ = manifest_number;
-  next_file_number_ = counters.next_file + 1;
+  next_file_number_ = next_file + 1;
   last_sequence_ = counters.last_sequence;
   log_number_ = counters.log_number;
   prev_log_number_ = prev_log_number;

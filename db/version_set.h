@@ -63,6 +63,13 @@ class VersionSet {
   // the new one (the rename may have happened), so both stay.
   uint64_t OldestLiveManifestNumber() const { return live_manifest_floor_; }
   uint64_t NewFileNumber() { return next_file_number_++; }
+  // The MANIFEST written by the last successful LogAndApply, and its length
+  // then: that prefix describes current() exactly. 0 and 0 before the first
+  // LogAndApply after Recover.
+  uint64_t ManifestFileNumber() const {
+    return manifest_file_size_ == 0 ? 0 : manifest_file_number_;
+  }
+  uint64_t ManifestFileSize() const { return manifest_file_size_; }
   // Gives back a number from NewFileNumber() that went unused.
   void ReuseFileNumber(uint64_t file_number) {
     if (next_file_number_ == file_number + 1) {
@@ -172,6 +179,7 @@ class VersionSet {
 
   uint64_t next_file_number_ = 2;
   uint64_t manifest_file_number_ = 0;
+  uint64_t manifest_file_size_ = 0;  // see ManifestFileSize()
   // The MANIFEST CURRENT was last known to name (see
   // OldestLiveManifestNumber).
   uint64_t live_manifest_floor_ = 0;

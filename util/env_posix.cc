@@ -426,6 +426,21 @@ class PosixEnv final : public Env {
     return absl::OkStatus();
   }
 
+  absl::Status LinkFile(const std::string& src,
+                        const std::string& target) override {
+    if (::link(src.c_str(), target.c_str()) != 0) {
+      const int err = errno;
+      const std::string what = absl::StrFormat("%s -> %s", src, target);
+      // Another file system, or one without hard links: callers copy.
+      if (err == EXDEV || err == EPERM || err == EMLINK || err == ENOTSUP) {
+        return absl::UnimplementedError(
+            absl::StrFormat("link %s: %s", what, std::strerror(err)));
+      }
+      return PosixError("link", what, err);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status SyncDir(const std::string& dirname) override {
     const int fd = ::open(dirname.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return PosixError("open", dirname, errno);

@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -54,6 +55,20 @@ class DB {
   // `path`, recovering any writes not yet flushed to tables.
   static absl::StatusOr<std::unique_ptr<DB>> Open(const Options& options,
                                                   const std::string& path);
+
+  // Opens the database in `path` for reading only. Takes no lock and
+  // writes nothing to the directory: the logs not yet flushed are replayed
+  // into memory, no LOG is created unless options.info_log is set, and the
+  // Redis mirror writer is never started (options.remote_filter is ignored,
+  // and the info log says so). Reads see the state as of the open, even
+  // beside a live writer in another process; a table that writer deletes
+  // later makes the reads that need it fail with an error naming it.
+  // Writes, Flush, CompactRange, CreateCheckpoint and the file-deletion
+  // calls return FailedPrecondition. A MANIFEST, table or log that
+  // disappears during the open (the writer moved on) is retried a few
+  // times before the error is returned.
+  static absl::StatusOr<std::unique_ptr<DB>> OpenForReadOnly(
+      const Options& options, const std::string& path);
 
   DB() = default;
   DB(const DB&) = delete;
@@ -95,6 +110,46 @@ class DB {
   // Compacts the key range [*begin, *end] (null: unbounded) down the tree.
   virtual absl::Status CompactRange(const std::string_view* begin,
                                     const std::string_view* end) = 0;
+
+  // Writes the MemTable to a level-0 table (see FlushOptions::wait). After
+  // it the logs written so far are no longer needed for recovery.
+  virtual absl::Status Flush(const FlushOptions& options) = 0;
+
+  // Closes the DB: waits for background work (a pending MemTable flush is
+  // finished, a running compaction is stopped), stops the Redis mirror
+  // (revoking its lease), syncs and closes the log. Returns the first
+  // error of those steps, or the background error that stopped writes
+  // (including a compaction that failed while closing). Afterwards writes,
+  // Flush, CompactRange and CreateCheckpoint return FailedPrecondition;
+  // reads still work until the DB is destroyed. Calling it again returns
+  // the same status. The destructor closes a DB not closed yet.
+  virtual absl::Status Close() = 0;
+
+  // Makes an openable, consistent copy of the live DB in directory `dir`
+  // (which must not exist; its parent must), while writes and compactions
+  // go on: tables are hard-linked when the file system allows and copied
+  // otherwise, a new MANIFEST and CURRENT name exactly those tables, and
+  // the logs not yet flushed are copied. The copy holds every write
+  // acknowledged before the call and a prefix of the writes made during
+  // it. Built in `dir`.tmp and renamed, so `dir` appears complete or not
+  // at all. A copy opened with the Redis mirror on is a second writer of
+  // the mirror: give it its own remote_filter.name.
+  virtual absl::Status CreateCheckpoint(const std::string& dir) = 0;
+
+  // For users who copy the files themselves: the live table files, CURRENT
+  // and the MANIFEST, as names relative to the DB directory ("/000012.sst",
+  // "/CURRENT", "/MANIFEST-000005"), and in *manifest_file_size the length
+  // of the MANIFEST prefix that describes exactly those tables (copy only
+  // that much). Logs are not listed: with flush_memtable every write
+  // acknowledged before the call is in the listed tables. Call
+  // DisableFileDeletions first so the files stay until they are copied.
+  virtual absl::Status GetLiveFiles(std::vector<std::string>* files,
+                                    uint64_t* manifest_file_size,
+                                    bool flush_memtable) = 0;
+  // Obsolete files are kept, not deleted, until EnableFileDeletions has
+  // been called as often as DisableFileDeletions (or once with force).
+  virtual absl::Status DisableFileDeletions() = 0;
+  virtual absl::Status EnableFileDeletions(bool force) = 0;
 };
 
 // Removes the database at `path` and its files. OK when it does not exist.

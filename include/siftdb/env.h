@@ -140,6 +140,14 @@ class Env {
   // Atomically replaces target when it exists.
   virtual absl::Status RenameFile(const std::string& src,
                                   const std::string& target) = 0;
+  // Makes target a second name (hard link) of the existing file src.
+  // Unimplemented when this Env or the file system cannot; callers then
+  // copy the file instead.
+  virtual absl::Status LinkFile(const std::string& src,
+                                const std::string& target) {
+    return absl::UnimplementedError("LinkFile: " + src + " -> " + target +
+                                    ": hard links not supported by this Env");
+  }
   // fsync of a directory, making creations, renames and removals in it
   // durable.
   virtual absl::Status SyncDir(const std::string& dirname) = 0;

@@ -161,6 +161,12 @@ struct ReadOptions {
   const Snapshot* snapshot = nullptr;
 };
 
+struct FlushOptions {
+  // Wait until the flushed MemTable is a level-0 table in the MANIFEST.
+  // False: return once the MemTable is frozen and queued for flushing.
+  bool wait = true;
+};
+
 struct WriteOptions {
   // fdatasync the log before the write returns. Without it a write survives
   // a process crash but may be lost in a machine crash.

@@ -195,8 +195,10 @@ TEST_F(CompactionTest, TablesPinnedByAnIteratorGoWhenItDoes) {
   // The iterator still reads the old tables, so they stay on disk...
   EXPECT_GT(SstFilesOnDisk(), TotalFiles());
   EXPECT_EQ("old", it->value());
-  // ...and go with it, with no later compaction needed to notice.
+  // ...and go with it, with no later compaction needed to notice (the
+  // background thread deletes them, not the reader).
   it.reset();
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
   EXPECT_EQ(TotalFiles(), SstFilesOnDisk());
 }
 

@@ -75,6 +75,47 @@ TEST(VersionEditTest, DamagedEditsAreRejectedNeverMisread) {
   EXPECT_TRUE(absl::IsDataLoss(parsed.DecodeFrom(enc)));
 }
 
+// File numbers above kMaxFileNumber and sequences above kMaxSequenceNumber
+// are not siftdb's: counted in, they would wrap the counters.
+TEST(VersionEditTest, NumbersOutOfRangeAreDataLoss) {
+  struct Case {
+    const char* field;
+    void (*set)(VersionEdit*);
+  };
+  const Case cases[] = {
+      {"log number",
+       [](VersionEdit* e) { e->SetLogNumber(kMaxFileNumber + 1); }},
+      {"previous log number",
+       [](VersionEdit* e) { e->SetPrevLogNumber(~uint64_t{0}); }},
+      {"next file number",
+       [](VersionEdit* e) { e->SetNextFile(kMaxFileNumber + 1); }},
+      {"last sequence number",
+       [](VersionEdit* e) { e->SetLastSequence(kMaxSequenceNumber + 1); }},
+      {"deleted file",
+       [](VersionEdit* e) { e->RemoveFile(1, kMaxFileNumber + 1); }},
+      {"new-file entry",
+       [](VersionEdit* e) {
+         e->AddFile(1, ~uint64_t{0}, 10, Key("a", 1, kTypeValue),
+                    Key("b", 1, kTypeValue));
+       }},
+  };
+  for (const Case& c : cases) {
+    VersionEdit edit;
+    c.set(&edit);
+    std::string encoded;
+    edit.EncodeTo(&encoded);
+    VersionEdit parsed;
+    absl::Status s = parsed.DecodeFrom(encoded);
+    EXPECT_TRUE(absl::IsDataLoss(s)) << c.field << ": " << s;
+    EXPECT_NE(s.message().find(c.field), std::string::npos) << s;
+  }
+  // The largest legal values still decode.
+  VersionEdit edge;
+  edge.SetNextFile(kMaxFileNumber);
+  edge.SetLastSequence(kMaxSequenceNumber);
+  TestEncodeDecode(edge);
+}
+
 TEST(FileNameTest, Parse) {
   struct {
     const char* name;

@@ -66,6 +66,10 @@ class ForwardingEnv : public Env {
                           const std::string& target) override {
     return base_->RenameFile(src, target);
   }
+  absl::Status LinkFile(const std::string& src,
+                        const std::string& target) override {
+    return base_->LinkFile(src, target);
+  }
   absl::Status SyncDir(const std::string& d) override {
     return base_->SyncDir(d);
   }
