@@ -3,8 +3,10 @@
 
 #include "db/builder.h"
 
+#include <memory>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "db/filename.h"
 #include "db/table_cache.h"
 #include "table/table_builder.h"
@@ -58,6 +60,45 @@ absl::Status BuildTable(const std::string& dbname, Env* env,
     if (!s.ok()) meta->file_size = 0;
   }
   return s;
+}
+
+absl::Status VerifyTableOutput(TableCache* table_cache, const Comparator* icmp,
+                               uint64_t number, uint64_t file_size,
+                               uint64_t entries, std::string_view smallest,
+                               std::string_view largest) {
+  ReadOptions read;
+  read.verify_checksums = true;
+  read.fill_cache = false;  // a check, not a read the cache should keep
+  std::unique_ptr<Iterator> it =
+      table_cache->NewIterator(read, number, file_size);
+  const std::string fname = TableFileName("", number).substr(1);
+  auto damaged = [&](const std::string& what) {
+    return absl::DataLossError(absl::StrFormat(
+        "table %s failed its check after writing: %s", fname, what));
+  };
+  uint64_t count = 0;
+  std::string previous;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view key = it->key();
+    if (count == 0 && key != smallest) return damaged("first key differs");
+    if (count > 0 && icmp->Compare(previous, key) >= 0) {
+      return damaged(absl::StrFormat("keys out of order at entry %d", count));
+    }
+    previous.assign(key.data(), key.size());
+    count++;
+  }
+  if (!it->status().ok()) {
+    return absl::Status(it->status().code(),
+                        absl::StrFormat("table %s failed its check after "
+                                        "writing: %s",
+                                        fname, it->status().message()));
+  }
+  if (count != entries) {
+    return damaged(
+        absl::StrFormat("%d entries read back, %d written", count, entries));
+  }
+  if (count > 0 && previous != largest) return damaged("last key differs");
+  return absl::OkStatus();
 }
 
 }  // namespace siftdb

@@ -7,11 +7,14 @@
 #ifndef SIFTDB_DB_BUILDER_H_
 #define SIFTDB_DB_BUILDER_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "db/version_edit.h"
+#include "siftdb/comparator.h"
 #include "siftdb/env.h"
 #include "siftdb/iterator.h"
 #include "table/table_options.h"
@@ -32,6 +35,18 @@ absl::Status BuildTable(const std::string& dbname, Env* env,
                         const TableOptions& options, TableCache* table_cache,
                         Iterator* iter, FileMetaData* meta,
                         std::vector<uint64_t> input_files);
+
+// Reads table `number` back in full through table_cache, verifying the
+// checksum of every block without filling the block cache, and checks that
+// it holds exactly `entries` entries in strictly increasing internal key
+// order (by icmp), from `smallest` to `largest`. Flush and compaction call
+// it before the MANIFEST names the table (Options::paranoid_file_checks),
+// so bytes damaged between the builder and the disk are never installed.
+// DataLoss naming the table and what differs.
+absl::Status VerifyTableOutput(TableCache* table_cache, const Comparator* icmp,
+                               uint64_t number, uint64_t file_size,
+                               uint64_t entries, std::string_view smallest,
+                               std::string_view largest);
 
 }  // namespace siftdb
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "db/builder.h"
 #include "db/compaction.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
@@ -228,6 +229,11 @@ absl::Status DBImpl::FinishCompactionOutputFile(const Compaction& c,
     // Check the table opens before the MANIFEST refers to it.
     s = table_cache_->WithTable(out->number, out->file_size,
                                 [](const Table&) {});
+  }
+  if (s.ok() && entries > 0 && options_.paranoid_file_checks) {
+    s = VerifyTableOutput(table_cache_.get(), &internal_comparator_,
+                          out->number, out->file_size, entries, out->smallest,
+                          out->largest);
   }
   return s;
 }

@@ -54,6 +54,7 @@ class SiftdbEngine final : public BenchEngine {
     options_.max_file_size = config.max_file_size;
     options_.max_subcompactions = config.subcompactions;
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;
+    options_.paranoid_file_checks = config.paranoid_file_checks;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;
     options_.compression = config.snappy ? kSnappyCompression : kNoCompression;

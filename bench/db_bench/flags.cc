@@ -63,6 +63,10 @@ ABSL_FLAG(int, subcompactions, 1,
 ABSL_FLAG(bool, free_compaction_inputs_early, true,
           "siftdb: compactions install outputs and delete merged inputs as "
           "they go (Options::free_compaction_inputs_early)");
+ABSL_FLAG(bool, paranoid_file_checks, true,
+          "siftdb: flush and compaction read each table they write back in "
+          "full before installing it (RocksDB's name; the RocksDB engine "
+          "keeps its own default, false)");
 ABSL_FLAG(int32_t, block_size, 4096,
           "Data block bytes before compression (Options::block_size)");
 ABSL_FLAG(int32_t, open_files, 1000,
@@ -188,6 +192,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   c.engine.subcompactions = absl::GetFlag(FLAGS_subcompactions);
   c.engine.free_compaction_inputs_early =
       absl::GetFlag(FLAGS_free_compaction_inputs_early);
+  c.engine.paranoid_file_checks = absl::GetFlag(FLAGS_paranoid_file_checks);
   c.engine.block_size = absl::GetFlag(FLAGS_block_size);
   c.engine.max_open_files = open_files;
   c.engine.remote_filter_address = absl::GetFlag(FLAGS_remote_filter);

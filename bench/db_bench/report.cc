@@ -112,6 +112,10 @@ std::string FormatHeader(const BenchConfig& config,
   if (!e.free_compaction_inputs_early) {
     out += "Compaction: siftdb holds inputs until each compaction ends\n";
   }
+  out += absl::StrFormat(
+      "Checks:     outputs read back before install "
+      "(paranoid_file_checks): %s\n",
+      e.paranoid_file_checks ? "yes" : "no");
   if (e.subcompactions > 1) {
     out += absl::StrFormat(
         "Compaction: up to %d threads per compaction (not LevelDB)\n",

@@ -82,6 +82,11 @@ struct Options {
   // Stop at the first sign of damage (e.g. a corrupt log record in the
   // middle of a log is DataLoss) instead of skipping it and logging.
   bool paranoid_checks = false;
+  // Flush and compaction read every table they write back in full (every
+  // block's checksum, the entry count, key order, first and last key)
+  // before the MANIFEST names it, so a table damaged on its way to the
+  // disk is never installed. RocksDB's name; there it defaults to false.
+  bool paranoid_file_checks = true;
   // File system; default Env::Default().
   Env* env = nullptr;
   // Where progress and errors are logged; default: a LOG file in the DB
