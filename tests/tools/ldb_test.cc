@@ -6,11 +6,14 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "siftdb/db.h"
 #include "tests/support/temp_dir.h"
 #include "tests/tools/tool_runner.h"
 
@@ -233,6 +236,76 @@ TEST_F(LdbTest, UnknownFlagFails) {
   ToolResult r = LdbRaw({"--db=" + db_, "--no_such_flag", "dump"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("no_such_flag"));
+}
+
+// name -> size of every file of dir.
+std::map<std::string, uintmax_t> Sizes(const std::string& dir) {
+  std::map<std::string, uintmax_t> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    out[e.path().filename().string()] = e.file_size();
+  }
+  return out;
+}
+
+// The read commands open the DB read-only: they work while another process
+// (here: this one) has it open, and write nothing to the directory.
+TEST_F(LdbTest, ReadCommandsWorkBesideAnOpenDBAndWriteNothing) {
+  Fill({"a", "b", "c"});
+  Options o;
+  auto db = DB::Open(o, db_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Put(WriteOptions(), "d", "v-d").ok());  // only in a log
+  const auto before = Sizes(db_);
+  ToolResult r = Ldb({"get", "d"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "v-d\n");
+  r = Ldb({"scan"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).size(), 4u);
+  for (const char* cmd : {"dump", "stats", "checkconsistency", "sstables"}) {
+    r = Ldb({cmd});
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+  }
+  EXPECT_EQ(before, Sizes(db_)) << "a read command changed the directory";
+  // A write command needs the lock the running DB holds.
+  r = Ldb({"put", "e", "v-e"});
+  EXPECT_EQ(r.exit_code, kFailure);
+  EXPECT_THAT(r.err, HasSubstr("LOCK"));
+}
+
+TEST_F(LdbTest, CheckpointMakesAnOpenableCopy) {
+  Fill({"a", "b"});
+  const std::string cp = dir_.Join("cp");
+  ToolResult r = Ldb({"checkpoint", "--checkpoint_dir=" + cp});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = LdbRaw({"--db=" + cp, "scan"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(Lines(r.out), ElementsAre("a ==> v-a", "b ==> v-b"));
+  // The directory must not exist; the flag is required.
+  r = Ldb({"checkpoint", "--checkpoint_dir=" + cp});
+  EXPECT_EQ(r.exit_code, kFailure);
+  EXPECT_THAT(r.err, HasSubstr("already exists"));
+  r = Ldb({"checkpoint"});
+  EXPECT_EQ(r.exit_code, kUsage);
+  EXPECT_THAT(r.err, HasSubstr("--checkpoint_dir"));
+}
+
+TEST_F(LdbTest, RepairRebuildsALostManifest) {
+  Fill({"a", "b", "c"});
+  ASSERT_EQ(Ldb({"compact"}).exit_code, 0);
+  for (const auto& e : std::filesystem::directory_iterator(db_)) {
+    const std::string name = e.path().filename().string();
+    if (name == "CURRENT" || name.rfind("MANIFEST-", 0) == 0) {
+      std::filesystem::remove(e.path());
+    }
+  }
+  ToolResult r = Ldb({"scan"});
+  EXPECT_EQ(r.exit_code, kFailure);
+  r = Ldb({"repair"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Ldb({"scan"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(Lines(r.out), ElementsAre("a ==> v-a", "b ==> v-b", "c ==> v-c"));
 }
 
 }  // namespace

@@ -214,19 +214,54 @@ int CheckConsistency(DB* db, const CommandArgs&) {
   return kExitOk;
 }
 
+int Checkpoint(DB* db, const CommandArgs& a) {
+  if (a.checkpoint_dir.empty()) {
+    return BadArg(absl::InvalidArgumentError(
+        "checkpoint needs --checkpoint_dir=DIR (a directory that does not "
+        "exist yet)"));
+  }
+  absl::Status s = db->CreateCheckpoint(a.checkpoint_dir);
+  if (!s.ok()) return Failed("checkpoint", s);
+  absl::PrintF("OK: checkpoint in %s\n", a.checkpoint_dir);
+  return kExitOk;
+}
+
+// Writes RepairDB's summary lines to stderr.
+class StderrLogger final : public Logger {
+ public:
+  void Log(std::string_view message) override {
+    absl::FPrintF(stderr, "%s%s", message,
+                  !message.empty() && message.back() == '\n' ? "" : "\n");
+  }
+};
+
+int Repair(DB*, const CommandArgs& a) {
+  StderrLogger log;
+  Options options;
+  options.info_log = &log;
+  absl::Status s = RepairDB(a.db_path, options);
+  if (!s.ok()) return Failed("repair", s);
+  absl::PrintF("OK\n");
+  return kExitOk;
+}
+
 }  // namespace
 
 const std::vector<Command>& Commands() {
   static const auto* const commands = new std::vector<Command>{
-      {"get", "KEY", 1, false, &Get},
-      {"put", "KEY VALUE", 2, false, &Put},
-      {"delete", "KEY", 1, false, &Delete},
-      {"scan", "[--from=KEY] [--to=KEY] [--limit=N]", 0, false, &Scan},
-      {"dump", "", 0, false, &Dump},
-      {"compact", "", 0, false, &Compact},
-      {"stats", "", 0, false, &Stats},
-      {"checkconsistency", "", 0, true, &CheckConsistency},
-      {"sstables", "", 0, false, &SSTables},
+      {"get", "KEY", 1, OpenMode::kReadOnly, false, &Get},
+      {"put", "KEY VALUE", 2, OpenMode::kReadWrite, false, &Put},
+      {"delete", "KEY", 1, OpenMode::kReadWrite, false, &Delete},
+      {"scan", "[--from=KEY] [--to=KEY] [--limit=N]", 0, OpenMode::kReadOnly,
+       false, &Scan},
+      {"dump", "", 0, OpenMode::kReadOnly, false, &Dump},
+      {"compact", "", 0, OpenMode::kReadWrite, false, &Compact},
+      {"stats", "", 0, OpenMode::kReadOnly, false, &Stats},
+      {"checkconsistency", "", 0, OpenMode::kReadOnly, true, &CheckConsistency},
+      {"sstables", "", 0, OpenMode::kReadOnly, false, &SSTables},
+      {"checkpoint", "--checkpoint_dir=DIR", 0, OpenMode::kReadWrite, false,
+       &Checkpoint},
+      {"repair", "", 0, OpenMode::kClosed, false, &Repair},
   };
   return *commands;
 }

@@ -32,13 +32,25 @@ struct CommandArgs {
   std::string to;                 // scan: end key (exclusive); "" = end
   bool has_to = false;            // --to given
   int64_t limit = -1;             // scan: at most this many; < 0 = all
+  std::string db_path;            // --db
+  std::string checkpoint_dir;     // checkpoint: --checkpoint_dir
+};
+
+// How a command opens the database.
+enum class OpenMode {
+  // DB::OpenForReadOnly: no lock, nothing written (no log flushed, no
+  // MANIFEST written), works while the DB is open in another process.
+  kReadOnly,
+  kReadWrite,  // DB::Open: takes the lock
+  kClosed,     // the command works on the directory (repair): db is null
 };
 
 struct Command {
   const char* name;
   const char* usage;  // arguments, e.g. "KEY VALUE"
   int num_args;       // positional arguments required
-  bool paranoid;      // open with paranoid_checks
+  OpenMode open;
+  bool paranoid;  // open with paranoid_checks
   int (*run)(DB* db, const CommandArgs& a);
 };
 

@@ -6,8 +6,15 @@
 //   ldb --db=DIR get KEY | put KEY VALUE | delete KEY
 //       | scan [--from=KEY] [--to=KEY] [--limit=N] | dump | compact
 //       | stats | checkconsistency | sstables
+//       | checkpoint --checkpoint_dir=DIR | repair
 //   Options: --hex (keys and values in hex, in and out; an argument that
 //   starts with 0x is hex anyway), --create_if_missing.
+//
+// The read commands (get, scan, dump, stats, checkconsistency, sstables)
+// open the DB read-only: they write nothing (no log flushed, no MANIFEST,
+// no LOG) and work while the DB is open in another process. put, delete,
+// compact and checkpoint open it for writing (they take its lock); repair
+// runs RepairDB on the closed DB.
 //
 // Exit status: 0 success; 1 failure (DB error, key not found,
 // inconsistency); 2 bad command line (unknown command, missing --db, wrong
@@ -36,6 +43,8 @@ ABSL_FLAG(std::string, to, "", "scan: end key (exclusive); unset: no end");
 ABSL_FLAG(int64_t, limit, -1, "scan: print at most this many entries");
 ABSL_FLAG(bool, create_if_missing, false,
           "Create the database when it does not exist");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "checkpoint: the directory to create the copy in (must not exist)");
 
 namespace siftdb::ldb {
 namespace {
@@ -88,6 +97,8 @@ int Main(int argc, char** argv) {
   a.to = absl::GetFlag(FLAGS_to);
   a.has_to = !a.to.empty();
   a.limit = absl::GetFlag(FLAGS_limit);
+  a.db_path = db_path;
+  a.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
 
   Options options;
   options.create_if_missing = absl::GetFlag(FLAGS_create_if_missing);
@@ -99,13 +110,24 @@ int Main(int argc, char** argv) {
                   db_path);
     return kExitFailure;
   }
-  absl::StatusOr<std::unique_ptr<DB>> db = DB::Open(options, db_path);
+  if (command->open == OpenMode::kClosed) return command->run(nullptr, a);
+  absl::StatusOr<std::unique_ptr<DB>> db =
+      command->open == OpenMode::kReadOnly && !options.create_if_missing
+          ? DB::OpenForReadOnly(options, db_path)
+          : DB::Open(options, db_path);
   if (!db.ok()) {
     absl::FPrintF(stderr, "ldb: cannot open the database at %s: %s\n", db_path,
                   db.status().ToString());
     return kExitFailure;
   }
-  return command->run(db->get(), a);
+  const int result = command->run(db->get(), a);
+  const absl::Status closed = (*db)->Close();
+  if (!closed.ok()) {
+    absl::FPrintF(stderr, "ldb: closing the database at %s: %s\n", db_path,
+                  closed.ToString());
+    return kExitFailure;
+  }
+  return result;
 }
 
 }  // namespace
