@@ -126,21 +126,21 @@ absl::Status VersionEdit::DecodeFrom(std::string_view src) {
         if (GetFileNumber(&input, &log_number_)) {
           has_log_number_ = true;
         } else {
-          msg = "log number";
+          msg = "log number (truncated, or above 2^62)";
         }
         break;
       case kPrevLogNumber:
         if (GetFileNumber(&input, &prev_log_number_)) {
           has_prev_log_number_ = true;
         } else {
-          msg = "previous log number";
+          msg = "previous log number (truncated, or above 2^62)";
         }
         break;
       case kNextFileNumber:
         if (GetFileNumber(&input, &next_file_number_)) {
           has_next_file_number_ = true;
         } else {
-          msg = "next file number";
+          msg = "next file number (truncated, or above 2^62)";
         }
         break;
       case kLastSequence:
@@ -148,7 +148,7 @@ absl::Status VersionEdit::DecodeFrom(std::string_view src) {
             last_sequence_ <= kMaxSequenceNumber) {
           has_last_sequence_ = true;
         } else {
-          msg = "last sequence number";
+          msg = "last sequence number (truncated, or above 2^56-1)";
         }
         break;
       case kCompactPointer:

@@ -12,10 +12,15 @@
 #include <memory>
 #include <string>
 
+#include "db/filename.h"
+#include "db/version_edit.h"
+#include "db/write_batch_internal.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
+#include "siftdb/write_batch.h"
 #include "tests/errors/errors_util.h"
 #include "tests/support/temp_dir.h"
+#include "wal/log_writer.h"
 
 namespace siftdb::test {
 namespace {
@@ -206,7 +211,71 @@ TEST_F(ErrorsDamage, TableMissing) {
   ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
 }
 
+TEST_F(ErrorsDamage, TableMissingAfterOpen) {
+  ASSERT_NO_FATAL_FAILURE(MakeDb(path_, kEntries, /*flush=*/true));
+  const std::string table = Only(".sst");
+  const std::string bytes = Slurp(File(table));
+  {
+    auto db = DB::Open(CatalogueOptions(false), path_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    std::filesystem::remove(File(table));  // under the open DB
+    std::string value;
+    // Never NotFound: that would say the key does not exist.
+    EXPECT_TRUE(HasError((*db)->Get(ReadOptions(), CatalogueKey(0), &value),
+                         absl::StatusCode::kDataLoss,
+                         {"table", File(table), "missing"}));
+  }
+  Overwrite(File(table), bytes);  // the fix: put it back
+  ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
+}
+
+TEST_F(ErrorsDamage, ManifestNumberOutOfRange) {
+  ASSERT_NO_FATAL_FAILURE(MakeDb(path_, kEntries, /*flush=*/true));
+  const std::string manifest = Only("MANIFEST");
+  const std::string good = Slurp(File(manifest));
+  // A record claiming a next file number above 2^62 (which would wrap the
+  // counter), appended as a well-formed log record.
+  VersionEdit bad;
+  bad.SetNextFile(kMaxFileNumber + 1);
+  std::string record;
+  bad.EncodeTo(&record);
+  {
+    auto file = Env::Default()->NewAppendableFile(File(manifest));
+    ASSERT_TRUE(file.ok());
+    log::Writer writer(file->get(), good.size());
+    ASSERT_TRUE(writer.AddRecord(record).ok());
+    ASSERT_TRUE((*file)->Close().ok());
+  }
+  EXPECT_TRUE(HasError(OpenStatus(), absl::StatusCode::kDataLoss,
+                       {File(manifest), "bad next file number"}));
+  Overwrite(File(manifest), good);  // the fix: restore it
+  ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
+}
+
 // --- Logs ---
+
+TEST_F(ErrorsDamage, LogSequenceOutOfRange) {
+  ASSERT_NO_FATAL_FAILURE(MakeDb(path_, kEntries, /*flush=*/false));
+  const std::string log = Only(".log");
+  const std::string good = Slurp(File(log));
+  WriteBatch batch;
+  batch.Put("x", "y");
+  batch.Put("z", "w");
+  WriteBatchInternal::SetSequence(&batch, kMaxSequenceNumber);
+  {
+    auto file = Env::Default()->NewAppendableFile(File(log));
+    ASSERT_TRUE(file.ok());
+    log::Writer writer(file->get(), good.size());
+    ASSERT_TRUE(writer.AddRecord(WriteBatchInternal::Contents(&batch)).ok());
+    ASSERT_TRUE((*file)->Close().ok());
+  }
+  Options paranoid = CatalogueOptions(false);
+  paranoid.paranoid_checks = true;
+  EXPECT_TRUE(HasError(OpenStatus(paranoid), absl::StatusCode::kDataLoss,
+                       {File(log), "exceeds the largest sequence number"}));
+  // Default options drop the record (and log it); everything else is there.
+  ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
+}
 
 TEST_F(ErrorsDamage, LogByteFlipped) {
   // Enough entries for the log to span several 32 KiB blocks.
