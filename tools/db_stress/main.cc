@@ -9,6 +9,9 @@
 //   db_stress --db=DIR --mode=verify                    check after a crash
 //   db_stress --db=DIR --mode=powerloss --cycles=N      in-process power
 //        losses through FaultInjectionEnv (unsynced bytes dropped)
+//   db_stress --db=DIR --mode=repair_compare --repair_db=COPY
+//        RepairDB on COPY (a copy of DIR's crash image), then DIR reopened
+//        and COPY compared on every key (repair_compare.h)
 //
 // --subcompactions=N runs compactions split over N threads.
 //
@@ -33,6 +36,7 @@
 #include "tools/common/args.h"
 #include "tools/db_stress/expected_state.h"
 #include "tools/db_stress/powerloss.h"
+#include "tools/db_stress/repair_compare.h"
 #if SIFTDB_WITH_REDIS
 #include "tools/db_stress/remote_check.h"
 #endif
@@ -73,7 +77,10 @@ int Fail(const absl::Status& s) {
 // Registers every db_stress flag on *args.
 void AddStressFlags(tools::ArgParser* args) {
   args->AddFlag("db", "DIR", "database directory (required)");
-  args->AddFlag("mode", "MODE", "run, verify or powerloss");
+  args->AddFlag("mode", "MODE", "run, verify, powerloss or repair_compare");
+  args->AddFlag("repair_db", "DIR",
+                "repair_compare mode: the copy of --db's crash image to "
+                "repair and compare with --db reopened");
   args->AddFlag("threads", "N", "writer threads (default 4)");
   args->AddFlag("keys", "N", "key space (default 10000)");
   args->AddFlag("sync_fraction", "F", "fraction of synced writes (0.05)");
@@ -162,6 +169,34 @@ int RunPowerLossMode(const tools::ArgParser& args, const std::string& db_path,
   return 0;
 }
 
+// --mode=repair_compare: repairs --repair_db and compares it with --db
+// reopened. Returns the exit status.
+int RunRepairCompareMode(const tools::ArgParser& args,
+                         const std::string& db_path, Options options,
+                         const StressFlags& flags) {
+  if (!args.Has("repair_db")) {
+    absl::FPrintF(stderr, "--mode=repair_compare needs --repair_db\n");
+    return 2;
+  }
+  // Neither copy publishes to the mirror: the repaired one is not the DB
+  // the mirror describes, and the reopen only reads.
+  options.remote_filter = RemoteFilterOptions();
+  const std::string repair_path = args.GetString("repair_db");
+  auto result =
+      RepairAndCompare(db_path, repair_path, options, flags.config.num_keys);
+  if (!result.ok()) {
+    absl::FPrintF(stderr, "db_stress: %s (reopened %s, repaired %s)\n",
+                  result.status().ToString(), db_path, repair_path);
+    return 1;
+  }
+  absl::PrintF(
+      "repair_compare: ok, repair agrees with reopen: %d keys scanned, %d "
+      "point reads; the crash image had %d non-empty logs and %d tables\n",
+      result->keys_scanned, result->keys_got, result->logs_in_image,
+      result->tables_in_image);
+  return 0;
+}
+
 #if SIFTDB_WITH_REDIS
 // Checks that the mirror at `endpoint` says "maybe" for every key `db`
 // holds, and prints what it found.
@@ -246,7 +281,8 @@ int RunWorkloadMode(DB* db, ExpectedState* state, const StressFlags& flags) {
 int Main(int argc, char** argv) {
   tools::ArgParser args("db_stress",
                         "db_stress --db=DIR "
-                        "--mode=run|verify|powerloss|remote_probe");
+                        "--mode=run|verify|powerloss|remote_probe|"
+                        "repair_compare");
   AddStressFlags(&args);
   absl::Status s = args.Parse(argc, argv);
   if (!s.ok() || !args.Has("db") || !args.Has("mode")) {
@@ -265,6 +301,9 @@ int Main(int argc, char** argv) {
 
   if (mode == "powerloss") {
     return RunPowerLossMode(args, db_path, options, flags);
+  }
+  if (mode == "repair_compare") {
+    return RunRepairCompareMode(args, db_path, options, flags);
   }
 #if SIFTDB_WITH_REDIS
   if (mode == "remote_probe") {
