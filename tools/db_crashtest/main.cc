@@ -6,12 +6,22 @@
 //
 //   db_crashtest --db=DIR [--cycles=N] [--min_ms=100 --max_ms=1500]
 //                [--seed=N] [--bin_dir=DIR] [--keep] [--remote_filter=H:P]
-//                [--redis_faults [--redis_server=PATH]]
+//                [--redis_faults [--redis_server=PATH]] [--repair_every=N]
 //
 // A cycle: start `db_stress --mode=run` with a fresh seed, SIGKILL it after
 // a random delay, then run `db_stress --mode=verify` (every acknowledged
 // write present, nothing never written, iteration == point reads) and
 // `ldb --db=DIR checkconsistency`. Prints one line per cycle and a summary.
+//
+// --repair_every=N (0: never): on every Nth cycle the crash image is also
+// copied, right after the kill, to DIR.repair (every file), and after the
+// verify `db_stress --mode=repair_compare` runs RepairDB on the copy and
+// compares it with DIR reopened: a full scan of both must be identical and
+// point reads of every key of the key space must agree. The cycle fails
+// naming the first differing key; `ldb checkconsistency` then checks the
+// repaired copy. The compare runs after the verify so that the verify's
+// reopen is the first, as without the flag; the verify only reads, so DIR
+// then holds exactly what reopening the crash image recovered.
 //
 // --redis_faults: db_crashtest starts its own redis-server (DIR.redis/) as
 // the mirror's Redis, and every cycle injects one Redis fault drawn at
@@ -93,6 +103,10 @@ void AddCrashTestFlags(tools::ArgParser* args) {
   args->AddFlag("subcompactions", "N",
                 "db_stress threads per compaction (default: 1, 2 or 4 "
                 "drawn per cycle)");
+  args->AddFlag("repair_every", "N",
+                "every Nth cycle also repairs a copy of the crash image "
+                "(DIR.repair) and compares it with DIR reopened, key by key "
+                "(default 0: never)");
 #if SIFTDB_WITH_REDIS
   args->AddFlag("remote_filter", "HOST:PORT",
                 "db_stress mirrors its filters to this Redis and verify checks "
@@ -112,8 +126,9 @@ struct CrashTestFlags {
   uint64_t min_ms = 0;  // shortest run before the kill
   uint64_t max_ms = 0;  // longest run before the kill
   uint64_t seed = 0;
-  uint64_t threads = 0;  // passed on to db_stress
-  uint64_t keys = 0;     // passed on to db_stress
+  uint64_t threads = 0;       // passed on to db_stress
+  uint64_t keys = 0;          // passed on to db_stress
+  uint64_t repair_every = 0;  // 0: no repair cycles
 };
 
 // Reads the numeric flags into *flags. On a malformed or inconsistent value
@@ -127,9 +142,10 @@ bool ParseCrashTestFlags(const tools::ArgParser& args, CrashTestFlags* flags) {
                   std::chrono::system_clock::now().time_since_epoch().count()));
   auto threads = args.GetUint64("threads", 4);
   auto keys = args.GetUint64("keys", 10000);
+  auto repair_every = args.GetUint64("repair_every", 0);
   for (const absl::Status& st :
        {cycles.status(), min_ms.status(), max_ms.status(), seed.status(),
-        threads.status(), keys.status()}) {
+        threads.status(), keys.status(), repair_every.status()}) {
     if (!st.ok()) {
       absl::FPrintF(stderr, "%s\n%s", st.ToString(), args.Usage());
       return false;
@@ -139,7 +155,7 @@ bool ParseCrashTestFlags(const tools::ArgParser& args, CrashTestFlags* flags) {
     absl::FPrintF(stderr, "--max_ms must be >= --min_ms\n");
     return false;
   }
-  *flags = {*cycles, *min_ms, *max_ms, *seed, *threads, *keys};
+  *flags = {*cycles, *min_ms, *max_ms, *seed, *threads, *keys, *repair_every};
   return true;
 }
 
@@ -154,9 +170,13 @@ bool ToolsExecutable(const std::vector<std::string>& tools) {
   return true;
 }
 
-// Removes the DB at `db` and its expected-state file.
+// The copy of the crash image a repair cycle repairs.
+std::string RepairCopyPath(const std::string& db) { return db + ".repair"; }
+
+// Removes the DB at `db`, its expected-state file and its repaired copy.
 void RemoveDbAndExpectedState(const std::string& db) {
   std::filesystem::remove_all(db);
+  std::filesystem::remove_all(RepairCopyPath(db));
   std::filesystem::remove(db + ".expected");
   std::filesystem::remove(db + ".remote_no");
 }
@@ -170,6 +190,7 @@ struct CrashTestPlan {
   // --subcompactions as given, or none: drawn per cycle.
   std::optional<std::string> fixed_subcompactions;
   bool remote_filter = false;  // db_stress mirrors to Redis
+  uint64_t repair_cycles = 0;  // cycles that compared repair with reopen
 #if SIFTDB_WITH_REDIS
   // --redis_faults: the Redis db_crashtest runs, and faults by kind.
   std::unique_ptr<crashtest::ManagedRedis> redis;
@@ -240,6 +261,57 @@ bool VerifyAfterKill(const CrashTestPlan& plan, uint64_t cycle,
   return true;
 }
 
+// Copies every file of the crash image at plan.db to its repair copy
+// (replacing an earlier one). False (after printing why) on failure.
+bool CopyCrashImage(const CrashTestPlan& plan, uint64_t cycle) {
+  const std::string copy = RepairCopyPath(plan.db);
+  std::error_code ec;
+  std::filesystem::remove_all(copy, ec);
+  if (!ec) {
+    std::filesystem::copy(plan.db, copy,
+                          std::filesystem::copy_options::recursive, ec);
+  }
+  if (ec) {
+    absl::FPrintF(stderr, "cycle %d: cannot copy %s to %s: %s\n", cycle,
+                  plan.db, copy, ec.message());
+    return false;
+  }
+  return true;
+}
+
+// Repairs the copy of the crash image and compares it with plan.db
+// reopened (db_stress --mode=repair_compare), then checks the repaired
+// copy's consistency. False (after printing why) when they disagree or a
+// step fails; both DBs are left in place.
+bool RepairAndCompare(const CrashTestPlan& plan, uint64_t cycle) {
+  const std::string copy = RepairCopyPath(plan.db);
+  std::vector<std::string> argv = {plan.stress, "--mode=repair_compare",
+                                   "--repair_db=" + copy};
+  // The common flags minus the mirror: repair_compare opens no mirror.
+  for (const std::string& flag : plan.common) {
+    if (flag.rfind("--remote_filter=", 0) != 0) argv.push_back(flag);
+  }
+  const int compare = Run(argv, /*quiet=*/false);
+  if (compare != 0) {
+    absl::FPrintF(stderr,
+                  "cycle %d: RepairDB of the crash image disagrees with the "
+                  "reopen, or failed (%d); reopened DB at %s, repaired copy "
+                  "at %s\n",
+                  cycle, compare, plan.db, copy);
+    return false;
+  }
+  const int check = Run({plan.ldb, "--db=" + copy, "checkconsistency"}, true);
+  if (check != 0) {
+    absl::FPrintF(stderr,
+                  "cycle %d: ldb checkconsistency of the repaired copy "
+                  "failed (%d); it is left at %s\n",
+                  cycle, check, copy);
+    return false;
+  }
+  std::filesystem::remove_all(copy);
+  return true;
+}
+
 // One kill/verify cycle, drawing its delay and subcompactions from *rnd.
 // Prints one line when it passes; false (after printing why) when not.
 bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
@@ -282,6 +354,10 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
           during)) {
     return false;
   }
+  // The crash image as the kill left it, before anything reopens it.
+  const bool repair_cycle =
+      flags.repair_every > 0 && (cycle + 1) % flags.repair_every == 0;
+  if (repair_cycle && !CopyCrashImage(plan, cycle)) return false;
 #if SIFTDB_WITH_REDIS
   if (plan.redis != nullptr) {
     absl::Status s = crashtest::AfterKill(fault, plan.redis.get());
@@ -301,8 +377,13 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
   }
 #endif
   if (!VerifyAfterKill(plan, cycle, delay)) return false;
-  absl::PrintF("cycle %d: killed after %d ms (%s%s), verified\n", cycle, delay,
-               subcompactions, fault_note);
+  if (repair_cycle) {
+    if (!RepairAndCompare(plan, cycle)) return false;
+    plan.repair_cycles++;
+  }
+  absl::PrintF("cycle %d: killed after %d ms (%s%s), verified%s\n", cycle,
+               delay, subcompactions, fault_note,
+               repair_cycle ? ", repair agrees with reopen" : "");
   fflush(stdout);
   return true;
 }
@@ -368,6 +449,12 @@ int Main(int argc, char** argv) {
           .count();
   absl::PrintF("db_crashtest: %d cycles passed in %.1f s (seed %d)\n",
                flags.cycles, secs, flags.seed);
+  if (flags.repair_every > 0) {
+    absl::PrintF(
+        "db_crashtest: %d repair cycles: RepairDB agreed with the reopen on "
+        "every key\n",
+        plan.repair_cycles);
+  }
 #if SIFTDB_WITH_REDIS
   if (plan.redis != nullptr) {
     std::string kinds;
