@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "siftdb/db.h"
+#include "siftdb/env.h"
 #include "tools/db_stress/stress.h"
 #include "util/absl_compat.h"
 
@@ -35,6 +36,16 @@ absl::Status Differ(std::string_view how, std::string_view key,
       "has %s",
       how, absl::CHexEscape(AsAbsl(key)), Show(reopened), Show(repaired)));
 }
+
+// Keeps every line logged.
+class CapturingLogger : public Logger {
+ public:
+  explicit CapturingLogger(std::vector<std::string>* lines) : lines_(lines) {}
+  void Log(std::string_view message) override { lines_->emplace_back(message); }
+
+ private:
+  std::vector<std::string>* const lines_;
+};
 
 // Counts the non-empty logs and the tables in `path`.
 void CountFiles(const std::string& path, RepairCompareResult* result) {
@@ -95,12 +106,15 @@ absl::StatusOr<std::optional<std::string>> PointGet(DB* db,
 
 }  // namespace
 
-absl::StatusOr<RepairCompareResult> RepairAndCompare(
-    const std::string& reopen_path, const std::string& repair_path,
-    const Options& options, uint32_t num_keys) {
-  RepairCompareResult result;
-  CountFiles(repair_path, &result);
-  absl::Status s = RepairDB(repair_path, options);
+absl::Status RepairAndCompare(const std::string& reopen_path,
+                              const std::string& repair_path,
+                              const Options& options, uint32_t num_keys,
+                              RepairCompareResult* result) {
+  CountFiles(repair_path, result);
+  CapturingLogger logger(&result->repair_log);
+  Options repair_options = options;
+  repair_options.info_log = &logger;
+  absl::Status s = RepairDB(repair_path, repair_options);
   if (!s.ok()) {
     return absl::Status(
         s.code(), "RepairDB " + repair_path + ": " + std::string(s.message()));
@@ -115,7 +129,7 @@ absl::StatusOr<RepairCompareResult> RepairAndCompare(
         repaired.status().code(),
         "opening the repaired DB: " + std::string(repaired.status().message()));
   }
-  s = CompareScans(reopened->get(), repaired->get(), &result.keys_scanned);
+  s = CompareScans(reopened->get(), repaired->get(), &result->keys_scanned);
   if (!s.ok()) return s;
   for (uint32_t k = 0; k < num_keys; k++) {
     const std::string key = KeyFor(k);
@@ -124,9 +138,9 @@ absl::StatusOr<RepairCompareResult> RepairAndCompare(
     auto b = PointGet(repaired->get(), key);
     if (!b.ok()) return b.status();
     if (*a != *b) return Differ("Get", key, *a, *b);
-    result.keys_got++;
+    result->keys_got++;
   }
-  return result;
+  return absl::OkStatus();
 }
 
 }  // namespace siftdb::stress
