@@ -14,11 +14,12 @@
 // `ldb --db=DIR checkconsistency`. Prints one line per cycle and a summary.
 //
 // --repair_every=N (0: never): on every Nth cycle the crash image is also
-// copied, right after the kill, to DIR.repair (every file), and after the
-// verify `db_stress --mode=repair_compare` runs RepairDB on the copy and
-// compares it with DIR reopened: a full scan of both must be identical and
-// point reads of every key of the key space must agree. The cycle fails
-// naming the first differing key; `ldb checkconsistency` then checks the
+// copied, right after the kill, to DIR.image (every file); after the verify
+// `db_stress --mode=repair_compare` runs RepairDB on a copy of it
+// (DIR.repair) and compares that with DIR reopened: a full scan of both
+// must be identical and point reads of every key of the key space must
+// agree. The cycle fails naming the first differing key, leaving DIR,
+// DIR.repair and DIR.image; `ldb checkconsistency` then checks the
 // repaired copy. The compare runs after the verify so that the verify's
 // reopen is the first, as without the flag; the verify only reads, so DIR
 // then holds exactly what reopening the crash image recovered.
@@ -170,12 +171,35 @@ bool ToolsExecutable(const std::vector<std::string>& tools) {
   return true;
 }
 
+// A repair cycle's untouched copy of the crash image, kept until the
+// cycle passes so that a disagreement can be replayed.
+std::string CrashImagePath(const std::string& db) { return db + ".image"; }
 // The copy of the crash image a repair cycle repairs.
 std::string RepairCopyPath(const std::string& db) { return db + ".repair"; }
 
-// Removes the DB at `db`, its expected-state file and its repaired copy.
+// Copies every file of directory `from` to `to`, replacing `to`. False
+// (after printing why) on failure.
+bool CopyDirectory(const std::string& from, const std::string& to,
+                   uint64_t cycle) {
+  std::error_code ec;
+  std::filesystem::remove_all(to, ec);
+  if (!ec) {
+    std::filesystem::copy(from, to, std::filesystem::copy_options::recursive,
+                          ec);
+  }
+  if (ec) {
+    absl::FPrintF(stderr, "cycle %d: cannot copy %s to %s: %s\n", cycle, from,
+                  to, ec.message());
+    return false;
+  }
+  return true;
+}
+
+// Removes the DB at `db`, its expected-state file and a repair cycle's
+// copies.
 void RemoveDbAndExpectedState(const std::string& db) {
   std::filesystem::remove_all(db);
+  std::filesystem::remove_all(CrashImagePath(db));
   std::filesystem::remove_all(RepairCopyPath(db));
   std::filesystem::remove(db + ".expected");
   std::filesystem::remove(db + ".remote_no");
@@ -261,30 +285,14 @@ bool VerifyAfterKill(const CrashTestPlan& plan, uint64_t cycle,
   return true;
 }
 
-// Copies every file of the crash image at plan.db to its repair copy
-// (replacing an earlier one). False (after printing why) on failure.
-bool CopyCrashImage(const CrashTestPlan& plan, uint64_t cycle) {
-  const std::string copy = RepairCopyPath(plan.db);
-  std::error_code ec;
-  std::filesystem::remove_all(copy, ec);
-  if (!ec) {
-    std::filesystem::copy(plan.db, copy,
-                          std::filesystem::copy_options::recursive, ec);
-  }
-  if (ec) {
-    absl::FPrintF(stderr, "cycle %d: cannot copy %s to %s: %s\n", cycle,
-                  plan.db, copy, ec.message());
-    return false;
-  }
-  return true;
-}
-
 // Repairs the copy of the crash image and compares it with plan.db
 // reopened (db_stress --mode=repair_compare), then checks the repaired
 // copy's consistency. False (after printing why) when they disagree or a
 // step fails; both DBs are left in place.
 bool RepairAndCompare(const CrashTestPlan& plan, uint64_t cycle) {
+  const std::string image = CrashImagePath(plan.db);
   const std::string copy = RepairCopyPath(plan.db);
+  if (!CopyDirectory(image, copy, cycle)) return false;
   std::vector<std::string> argv = {plan.stress, "--mode=repair_compare",
                                    "--repair_db=" + copy};
   // The common flags minus the mirror: repair_compare opens no mirror.
@@ -296,8 +304,8 @@ bool RepairAndCompare(const CrashTestPlan& plan, uint64_t cycle) {
     absl::FPrintF(stderr,
                   "cycle %d: RepairDB of the crash image disagrees with the "
                   "reopen, or failed (%d); reopened DB at %s, repaired copy "
-                  "at %s\n",
-                  cycle, compare, plan.db, copy);
+                  "at %s, the crash image at %s\n",
+                  cycle, compare, plan.db, copy, image);
     return false;
   }
   const int check = Run({plan.ldb, "--db=" + copy, "checkconsistency"}, true);
@@ -309,6 +317,7 @@ bool RepairAndCompare(const CrashTestPlan& plan, uint64_t cycle) {
     return false;
   }
   std::filesystem::remove_all(copy);
+  std::filesystem::remove_all(image);
   return true;
 }
 
@@ -357,7 +366,9 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
   // The crash image as the kill left it, before anything reopens it.
   const bool repair_cycle =
       flags.repair_every > 0 && (cycle + 1) % flags.repair_every == 0;
-  if (repair_cycle && !CopyCrashImage(plan, cycle)) return false;
+  if (repair_cycle && !CopyDirectory(plan.db, CrashImagePath(plan.db), cycle)) {
+    return false;
+  }
 #if SIFTDB_WITH_REDIS
   if (plan.redis != nullptr) {
     absl::Status s = crashtest::AfterKill(fault, plan.redis.get());
