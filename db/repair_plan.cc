@@ -36,7 +36,13 @@ bool TryRecover(const std::string& dbname, const Options& options,
   out->readable = true;
   out->log_number = versions.LogNumber();
   out->prev_log_number = versions.PrevLogNumber();
-  out->next_file_number = versions.NewFileNumber();
+  // Recover sets the recorded next-file number aside for the MANIFEST a
+  // reopen would write and hands out the numbers after it, so
+  // NewFileNumber() is one past the number the crashed process used first
+  // after its last record. A table with that very number (a flush that had
+  // not installed its table yet, after a compaction installed its outputs)
+  // is not obsolete.
+  out->next_file_number = versions.NewFileNumber() - 1;
   for (int level = 0; level < kNumLevels; level++) {
     for (const FileMetaData* f : versions.current()->files(level)) {
       out->live_tables[f->number] = level;
@@ -100,9 +106,15 @@ RepairPlan PlanRepair(const RepairManifest& manifest,
                       const std::vector<uint64_t>& logs,
                       const std::vector<RepairTableFacts>& tables) {
   RepairPlan plan;
-  // A file some readable table names as an input is superseded by it.
+  // A file some readable table names as an input is superseded by it;
+  // with a readable MANIFEST, only by a table that is merged: a log that a
+  // reopen would replay is never dropped for a table set aside.
   std::set<uint64_t> named;
   for (const RepairTableFacts& t : tables) {
+    if (manifest.readable && !manifest.live_tables.contains(t.number) &&
+        t.number < manifest.next_file_number) {
+      continue;  // obsolete (PlanWithManifest): it supersedes nothing
+    }
     named.insert(t.input_files.begin(), t.input_files.end());
   }
   for (uint64_t log : logs) {
