@@ -106,8 +106,8 @@ void AddCrashTestFlags(tools::ArgParser* args) {
                 "drawn per cycle)");
   args->AddFlag("repair_every", "N",
                 "every Nth cycle also repairs a copy of the crash image "
-                "(DIR.repair) and compares it with DIR reopened, key by key "
-                "(default 0: never)");
+                "(DIR.image, repaired in DIR.repair) and compares it with DIR "
+                "reopened, key by key (default 0: never)");
 #if SIFTDB_WITH_REDIS
   args->AddFlag("remote_filter", "HOST:PORT",
                 "db_stress mirrors its filters to this Redis and verify checks "
