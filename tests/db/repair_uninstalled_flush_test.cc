@@ -215,5 +215,32 @@ TEST(RepairUninstalledFlushTest, RepairKeepsTheLogOfAFlushCutShort) {
   EXPECT_FALSE(std::filesystem::exists(image + "/lost"));
 }
 
+// The second half of the fix, on the plan alone: a table set aside as
+// obsolete supersedes nothing, so a log a reopen would replay (at or above
+// the MANIFEST's log number) is replayed even when such a table names it.
+TEST(RepairUninstalledFlushTest, TableSetAsideNeverSupersedesALogInUse) {
+  RepairManifest manifest;
+  manifest.readable = true;
+  manifest.next_file_number = 10;
+  manifest.log_number = 8;
+  manifest.live_tables = {{5, 1}};
+  const std::vector<uint64_t> logs = {3, 8};
+  // Table 9 is older than the last record and not live; it names log 8
+  // (in use) and log 3 (below the log number).
+  const std::vector<RepairTableFacts> tables = {{5, true, {}},
+                                                {9, true, {3, 8}}};
+  const RepairPlan plan = PlanRepair(manifest, logs, tables);
+  EXPECT_EQ(1u, plan.obsolete_tables.count(9));
+  EXPECT_EQ(0u, plan.table_rank.count(9));
+  EXPECT_EQ(0u, plan.superseded_logs.count(8));
+  EXPECT_EQ(1u, plan.superseded_logs.count(3));
+  // A table from the next file number on is written after the last record:
+  // a flush naming its log ranks first and supersedes the log.
+  const RepairPlan flush =
+      PlanRepair(manifest, logs, {{5, true, {}}, {10, true, {8}}});
+  EXPECT_EQ(0, flush.table_rank.at(10));
+  EXPECT_EQ(1u, flush.superseded_logs.count(8));
+}
+
 }  // namespace
 }  // namespace siftdb
