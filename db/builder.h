@@ -36,17 +36,20 @@ absl::Status BuildTable(const std::string& dbname, Env* env,
                         Iterator* iter, FileMetaData* meta,
                         std::vector<uint64_t> input_files);
 
-// Reads table `number` back in full through table_cache, verifying the
-// checksum of every block without filling the block cache, and checks that
-// it holds exactly `entries` entries in strictly increasing internal key
-// order (by icmp), from `smallest` to `largest`. Flush and compaction call
-// it before the MANIFEST names the table (Options::paranoid_file_checks),
-// so bytes damaged between the builder and the disk are never installed.
-// DataLoss naming the table and what differs.
+// Checks table `number`, just written with `entries` entries from
+// `smallest` to `largest`, before the MANIFEST names it, so that bytes
+// damaged between the builder and the disk are never installed. Always:
+// the table opens (footer, index, filter and properties blocks verified),
+// every data block's CRC matches (read without decompressing), the blocks
+// tile the data region, and the properties count `entries`. With `full`
+// (Options::paranoid_file_checks) it also reads every entry back, without
+// filling the block cache, and checks the count, the strictly increasing
+// internal key order (by icmp) and the first and last keys. DataLoss
+// naming the table and what differs.
 absl::Status VerifyTableOutput(TableCache* table_cache, const Comparator* icmp,
                                uint64_t number, uint64_t file_size,
                                uint64_t entries, std::string_view smallest,
-                               std::string_view largest);
+                               std::string_view largest, bool full);
 
 }  // namespace siftdb
 

@@ -71,10 +71,11 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
     if (emptied_log != 0) inputs.push_back(emptied_log);
     s = BuildTable(dbname_, env_, table_options_, table_cache_.get(),
                    iter.get(), &meta, std::move(inputs));
-    if (s.ok() && meta.file_size > 0 && options_.paranoid_file_checks) {
+    if (s.ok() && meta.file_size > 0) {
       s = VerifyTableOutput(table_cache_.get(), &internal_comparator_,
                             meta.number, meta.file_size, mem->NumEntries(),
-                            meta.smallest, meta.largest);
+                            meta.smallest, meta.largest,
+                            options_.paranoid_file_checks);
     }
     mutex_.Lock();
   }

@@ -226,14 +226,10 @@ absl::Status DBImpl::FinishCompactionOutputFile(const Compaction& c,
   if (s.ok()) s = part->outfile->Close();
   part->outfile.reset();
   if (s.ok() && entries > 0) {
-    // Check the table opens before the MANIFEST refers to it.
-    s = table_cache_->WithTable(out->number, out->file_size,
-                                [](const Table&) {});
-  }
-  if (s.ok() && entries > 0 && options_.paranoid_file_checks) {
+    // Check the table before the MANIFEST refers to it.
     s = VerifyTableOutput(table_cache_.get(), &internal_comparator_,
                           out->number, out->file_size, entries, out->smallest,
-                          out->largest);
+                          out->largest, options_.paranoid_file_checks);
   }
   return s;
 }

@@ -152,9 +152,15 @@ absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
   return Uncompress(stored, type, [context] { return std::string(context); });
 }
 
-absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
-                                        const ReadBlockOptions& options,
-                                        const BlockHandle& handle) {
+namespace {
+
+// Reads the block at `handle` and its trailer into *got (backed by *buf
+// unless the file answered from its own memory), checking bounds, length
+// and, with verify_checksum, the CRC.
+absl::Status ReadRawBlock(const RandomAccessFile& file,
+                          const ReadBlockOptions& options,
+                          const BlockHandle& handle, bool verify_checksum,
+                          std::unique_ptr<char[]>* buf, std::string_view* got) {
   auto context = [&options, &handle] {
     return BlockContext(options.file_name, handle.offset());
   };
@@ -168,32 +174,59 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   const size_t n = static_cast<size_t>(handle.size());
   const size_t total = n + kBlockTrailerSize;
   // A mapped file answers from its mapping and needs no scratch.
-  std::unique_ptr<char[]> buf;
-  if (!file.IsMemoryMapped()) buf = NewBuffer(total);
-  std::string_view got;
-  absl::Status s = file.Read(handle.offset(), total, &got, buf.get());
+  if (!file.IsMemoryMapped()) *buf = NewBuffer(total);
+  absl::Status s = file.Read(handle.offset(), total, got, buf->get());
   if (options.statistics != nullptr) {
-    options.statistics->Record(Ticker::kBytesRead, got.size());
+    options.statistics->Record(Ticker::kBytesRead, got->size());
   }
   if (!s.ok()) {
     return absl::Status(s.code(),
                         absl::StrFormat("%s: %s", context(), s.message()));
   }
-  if (got.size() != total) {
+  if (got->size() != total) {
     return absl::DataLossError(absl::StrFormat(
-        "%s: truncated read (%d of %d bytes)", context(), got.size(), total));
+        "%s: truncated read (%d of %d bytes)", context(), got->size(), total));
   }
-  // The file may answer from its own memory (a mapping or a readahead
-  // window): a compressed block is decompressed straight from there.
-  const char* const data = got.data();
-  const uint8_t type = static_cast<uint8_t>(data[n]);
-  if (options.verify_checksum) {
+  if (verify_checksum) {
+    const char* const data = got->data();
+    const uint8_t type = static_cast<uint8_t>(data[n]);
     const uint32_t stored = DecodeFixed32(data + n + 1);
     if (BlockChecksum(std::string_view(data, n), type) != stored) {
       return absl::DataLossError(
           absl::StrFormat("%s: checksum mismatch", context()));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status VerifyBlockChecksum(const RandomAccessFile& file,
+                                 const ReadBlockOptions& options,
+                                 const BlockHandle& handle) {
+  std::unique_ptr<char[]> buf;
+  std::string_view got;
+  return ReadRawBlock(file, options, handle, /*verify_checksum=*/true, &buf,
+                      &got);
+}
+
+absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
+                                        const ReadBlockOptions& options,
+                                        const BlockHandle& handle) {
+  auto context = [&options, &handle] {
+    return BlockContext(options.file_name, handle.offset());
+  };
+  std::unique_ptr<char[]> buf;
+  std::string_view got;
+  absl::Status s =
+      ReadRawBlock(file, options, handle, options.verify_checksum, &buf, &got);
+  if (!s.ok()) return s;
+  const size_t n = static_cast<size_t>(handle.size());
+  const size_t total = n + kBlockTrailerSize;
+  // The file may answer from its own memory (a mapping or a readahead
+  // window): a compressed block is decompressed straight from there.
+  const char* const data = got.data();
+  const uint8_t type = static_cast<uint8_t>(data[n]);
   if (type == kNoCompression) {
     if (data != buf.get()) {
       if (buf == nullptr) buf = NewBuffer(total);

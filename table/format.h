@@ -129,6 +129,13 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
                                         const ReadBlockOptions& options,
                                         const BlockHandle& handle);
 
+// Reads the block at `handle` with its trailer and verifies its CRC,
+// without decompressing it: what a check of freshly written bytes needs.
+// Errors as ReadBlock's (options.verify_checksum is ignored: always on).
+absl::Status VerifyBlockChecksum(const RandomAccessFile& file,
+                                 const ReadBlockOptions& options,
+                                 const BlockHandle& handle);
+
 // Undoes `type` applied to `stored`. DataLoss (prefixed by `context`) on an
 // unknown type or bytes that do not decompress.
 absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,

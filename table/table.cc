@@ -221,6 +221,35 @@ Table::PinnedBlock::~PinnedBlock() {
   if (cache_handle != nullptr) cache->Release(cache_handle);
 }
 
+absl::Status Table::VerifyDataBlockChecksums() const {
+  std::unique_ptr<Iterator> index = NewIndexIterator();
+  ReadBlockOptions ro;
+  ro.statistics = options_.statistics;
+  ro.file_name = file_name_;
+  ro.limit = data_end_;
+  uint64_t expected_offset = 0;
+  for (index->SeekToFirst(); index->Valid(); index->Next()) {
+    BlockHandle handle;
+    std::string_view input = index->value();
+    if (!handle.DecodeFrom(&input) || handle.offset() != expected_offset) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: index block at offset %d: block handle does not follow the "
+          "previous block (expected offset %d)",
+          file_name_, footer_.index_handle.offset(), expected_offset));
+    }
+    absl::Status s = VerifyBlockChecksum(*file_, ro, handle);
+    if (!s.ok()) return s;
+    expected_offset = handle.offset() + handle.size() + kBlockTrailerSize;
+  }
+  if (!index->status().ok()) return index->status();
+  if (expected_offset != data_end_) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: data blocks end at offset %d, the meta blocks begin at %d",
+        file_name_, expected_offset, data_end_));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Table::PinDataBlock(const ReadOptions& options,
                                  std::string_view index_value,
                                  const RandomAccessFile& file,

@@ -100,6 +100,11 @@ class Table {
   // Offset where the data blocks end (the first meta block).
   uint64_t data_end() const { return data_end_; }
 
+  // Verifies the CRC of every data block without decompressing it, and
+  // that the index's blocks tile [0, data_end()) in order: a cheap check
+  // of bytes just written (Open already verified the meta blocks).
+  absl::Status VerifyDataBlockChecksums() const;
+
   // Iterator over the index block: separator key -> encoded BlockHandle.
   std::unique_ptr<Iterator> NewIndexIterator() const;
   // Iterator over the data block named by an index value (an encoded

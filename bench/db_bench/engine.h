@@ -41,10 +41,10 @@ struct EngineConfig {
   // siftdb's Options::free_compaction_inputs_early (the others hold every
   // compaction input until the compaction ends).
   bool free_compaction_inputs_early = true;
-  // siftdb's Options::paranoid_file_checks: flush and compaction read each
-  // output back before installing it (RocksDB keeps its default, false;
-  // LevelDB has no such check).
-  bool paranoid_file_checks = true;
+  // siftdb's Options::paranoid_file_checks: flush and compaction read every
+  // entry of each output back before installing it (RocksDB keeps its
+  // default, false; LevelDB has no such check).
+  bool paranoid_file_checks = false;
   size_t block_size = 4096;
   int max_open_files = 1000;
   bool snappy = true;

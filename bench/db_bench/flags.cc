@@ -63,10 +63,10 @@ ABSL_FLAG(int, subcompactions, 1,
 ABSL_FLAG(bool, free_compaction_inputs_early, true,
           "siftdb: compactions install outputs and delete merged inputs as "
           "they go (Options::free_compaction_inputs_early)");
-ABSL_FLAG(bool, paranoid_file_checks, true,
-          "siftdb: flush and compaction read each table they write back in "
-          "full before installing it (RocksDB's name; the RocksDB engine "
-          "keeps its own default, false)");
+ABSL_FLAG(bool, paranoid_file_checks, false,
+          "siftdb: flush and compaction also read every entry of each table "
+          "they write back before installing it (RocksDB's name and default; "
+          "the open, block-CRC and entry-count check always runs)");
 ABSL_FLAG(int32_t, block_size, 4096,
           "Data block bytes before compression (Options::block_size)");
 ABSL_FLAG(int32_t, open_files, 1000,

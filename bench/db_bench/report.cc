@@ -113,7 +113,7 @@ std::string FormatHeader(const BenchConfig& config,
     out += "Compaction: siftdb holds inputs until each compaction ends\n";
   }
   out += absl::StrFormat(
-      "Checks:     outputs read back before install "
+      "Checks:     every entry of outputs read back before install "
       "(paranoid_file_checks): %s\n",
       e.paranoid_file_checks ? "yes" : "no");
   if (e.subcompactions > 1) {

@@ -82,11 +82,14 @@ struct Options {
   // Stop at the first sign of damage (e.g. a corrupt log record in the
   // middle of a log is DataLoss) instead of skipping it and logging.
   bool paranoid_checks = false;
-  // Flush and compaction read every table they write back in full (every
-  // block's checksum, the entry count, key order, first and last key)
-  // before the MANIFEST names it, so a table damaged on its way to the
-  // disk is never installed. RocksDB's name; there it defaults to false.
-  bool paranoid_file_checks = true;
+  // Every table a flush or compaction writes is checked before the
+  // MANIFEST names it, so a table damaged on its way to the disk is never
+  // installed: it must open, every data block's CRC must match and its
+  // entry count must be what was written. With paranoid_file_checks the
+  // check also reads every entry back (key order, count, first and last
+  // key), at a cost to flush and compaction (docs/benchmarks.md).
+  // RocksDB's name and default.
+  bool paranoid_file_checks = false;
   // File system; default Env::Default().
   Env* env = nullptr;
   // Where progress and errors are logged; default: a LOG file in the DB
