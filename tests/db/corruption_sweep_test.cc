@@ -1,0 +1,786 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The corruption sweep: whatever bytes of a table file change on disk, the
+// engine and its tools never answer with wrong data. A small DB of three
+// overlapping tables (older versions and deletions shadowed by newer ones)
+// is built once per compression setting; each trial copies it, flips bytes
+// of one table in one part of its layout (data blocks, filter, index,
+// properties, metaindex, footer: found by parsing the table with the
+// table layer's own footer and handle code) and checks, on that copy:
+//   - Get of every key (default ReadOptions) gives the right value, or
+//     NotFound for a deleted or never-written key, or DataLoss naming the
+//     damaged file; never a wrong value, and never NotFound for a present
+//     key (a damaged filter must not make a present key "absent");
+//   - a full scan and point-like Seeks yield only right entries, in order,
+//     as a prefix of the whole answer, and stop early only with DataLoss;
+//   - CompactRange(nullptr, nullptr) succeeds with every key still right, or
+//     fails with DataLoss; either way every table left in the directory is
+//     the untouched damaged file, an untouched original, or an intact new
+//     table holding only entries of the originals (damage is never
+//     rewritten as good data), also after reopening;
+//   - `ldb --db=D scan`, `ldb --db=D get KEY`, `sst_dump --file=F
+//     --command=check` and `--command=scan` exit 0 with exactly the right
+//     output, or exit 1 naming the damaged file after printing only a
+//     prefix of the right output; never by a signal.
+// Each trial is one seed (which table, which offsets, which bit masks);
+// a failure prints the seed and the flipped bytes to replay it.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "gtest/gtest.h"
+#include "siftdb/db.h"
+#include "siftdb/env.h"
+#include "table/block.h"
+#include "table/format.h"
+#include "table/internal_key.h"
+#include "table/table.h"
+#include "tests/db/parallel_compaction_test_util.h"
+#include "tests/support/temp_dir.h"
+#include "tests/tools/tool_runner.h"
+
+namespace siftdb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// Table layout: which byte ranges of a table file hold which part.
+
+enum class Part { kData, kFilter, kIndex, kProperties, kMetaindex, kFooter };
+
+const char* PartName(Part part) {
+  switch (part) {
+    case Part::kData:
+      return "data";
+    case Part::kFilter:
+      return "filter";
+    case Part::kIndex:
+      return "index";
+    case Part::kProperties:
+      return "properties";
+    case Part::kMetaindex:
+      return "metaindex";
+    case Part::kFooter:
+      return "footer";
+  }
+  return "?";
+}
+
+struct Region {
+  uint64_t begin = 0;  // [begin, end): a block with its trailer, or a footer
+  uint64_t end = 0;
+};
+
+struct TableLayout {
+  std::map<Part, std::vector<Region>> parts;
+  int data_blocks = 0;
+  int snappy_blocks = 0;  // data and index blocks stored compressed
+};
+
+Region WithTrailer(const BlockHandle& h) {
+  return {h.offset(), h.offset() + h.size() + kBlockTrailerSize};
+}
+
+absl::StatusOr<std::unique_ptr<Table>> OpenTable(const std::string& path) {
+  Env* env = Env::Default();
+  auto size = env->GetFileSize(path);
+  if (!size.ok()) return size.status();
+  auto file = env->NewRandomAccessFile(path);
+  if (!file.ok()) return file.status();
+  return Table::Open(TableOptions(), path, std::move(*file), *size);
+}
+
+// Reads the block at `handle` of the (intact) table at `path`.
+absl::StatusOr<BlockContents> ReadRawBlock(const std::string& path,
+                                           uint64_t file_size,
+                                           const BlockHandle& handle) {
+  auto file = Env::Default()->NewRandomAccessFile(path);
+  if (!file.ok()) return file.status();
+  ReadBlockOptions ro;
+  ro.verify_checksum = true;
+  ro.file_name = path;
+  ro.limit = file_size - kFooterSize;
+  return ReadBlock(**file, ro, handle);
+}
+
+// Parses the intact table at `path` with the table layer's own code: the
+// footer gives the metaindex and index handles, the metaindex the filter
+// and properties handles, the index every data block's handle.
+absl::StatusOr<TableLayout> ReadLayout(const std::string& path) {
+  auto table = OpenTable(path);
+  if (!table.ok()) return table.status();
+  const uint64_t size = (*table)->file_size();
+  const Footer& footer = (*table)->footer();
+  TableLayout layout;
+  layout.parts[Part::kFooter] = {{size - kFooterSize, size}};
+  layout.parts[Part::kIndex] = {WithTrailer(footer.index_handle)};
+  layout.parts[Part::kMetaindex] = {WithTrailer(footer.metaindex_handle)};
+
+  auto meta = ReadRawBlock(path, size, footer.metaindex_handle);
+  if (!meta.ok()) return meta.status();
+  auto meta_block =
+      Block::Create(std::move(*meta), footer.metaindex_handle.offset(), path);
+  if (!meta_block.ok()) return meta_block.status();
+  auto it = (*meta_block)->NewIterator(BytewiseComparator(), path);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view value = it->value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&value)) return absl::DataLossError("metaindex");
+    if (it->key() == kPropertiesMetaKey) {
+      layout.parts[Part::kProperties].push_back(WithTrailer(handle));
+    } else if (it->key().starts_with(kFilterMetaPrefix)) {
+      layout.parts[Part::kFilter].push_back(WithTrailer(handle));
+    }
+  }
+  if (!it->status().ok()) return it->status();
+
+  auto index = (*table)->NewIndexIterator();
+  for (index->SeekToFirst(); index->Valid(); index->Next()) {
+    std::string_view value = index->value();
+    BlockHandle handle;
+    if (!handle.DecodeFrom(&value)) return absl::DataLossError("index");
+    layout.parts[Part::kData].push_back(WithTrailer(handle));
+    auto contents = ReadRawBlock(path, size, handle);
+    if (!contents.ok()) return contents.status();
+    layout.data_blocks++;
+    if (contents->stored_type == kSnappyCompression) layout.snappy_blocks++;
+  }
+  if (!index->status().ok()) return index->status();
+  auto index_contents = ReadRawBlock(path, size, footer.index_handle);
+  if (!index_contents.ok()) return index_contents.status();
+  if (index_contents->stored_type == kSnappyCompression) {
+    layout.snappy_blocks++;
+  }
+  return layout;
+}
+
+// ---------------------------------------------------------------------------
+// Files and table contents.
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The table files in `dir`, by name ("000005.sst").
+std::vector<std::string> TableNames(const std::string& dir) {
+  std::vector<std::string> names;
+  auto children = Env::Default()->GetChildren(dir);
+  EXPECT_TRUE(children.ok()) << children.status();
+  if (!children.ok()) return names;
+  for (const std::string& name : *children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type == FileType::kTableFile) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Every entry of a table as (internal key, value), read with verified
+// checksums; an error when the table cannot be read through.
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+absl::StatusOr<Entries> ReadEntries(const std::string& path) {
+  auto table = OpenTable(path);
+  if (!table.ok()) return table.status();
+  ReadOptions ro;
+  ro.fill_cache = false;
+  Entries entries;
+  auto it = (*table)->NewIterator(ro);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    entries.emplace_back(std::string(it->key()), std::string(it->value()));
+  }
+  if (!it->status().ok()) return it->status();
+  return entries;
+}
+
+std::vector<std::string> SplitLines(const std::string& text) {
+  return test::Lines(text);
+}
+
+bool IsPrefix(const std::vector<std::string>& prefix,
+              const std::vector<std::string>& whole) {
+  return prefix.size() <= whole.size() &&
+         std::equal(prefix.begin(), prefix.end(), whole.begin());
+}
+
+// ---------------------------------------------------------------------------
+// The DB every trial damages a copy of.
+
+constexpr int kKeys = 400;
+constexpr int kLateKeys = 120;  // written only into the newest table
+
+std::string Key(int i) { return absl::StrFormat("key%06d", i); }
+
+// Compressible (a run of one letter), and different in every generation so
+// a shadowed older value is a wrong answer.
+std::string Value(int gen, int i) {
+  return absl::StrFormat("value-g%d-%06d-", gen, i) +
+         std::string(20 + i % 13, static_cast<char>('a' + (i + gen) % 26));
+}
+
+Options SweepOptions(CompressionType compression) {
+  Options o;
+  o.create_if_missing = true;
+  o.compression = compression;
+  o.block_size = 512;  // many data blocks per table
+  return o;
+}
+
+struct BaseDb {
+  test::TempDir dir;
+  std::string path;
+  // The right answer for every key written: a value, or nullopt (deleted).
+  std::map<std::string, std::optional<std::string>> model;
+  // Keys never written (Get must say NotFound or report damage).
+  std::vector<std::string> absent;
+  std::vector<std::string> tables;  // file names, e.g. "000005.sst"
+  std::map<std::string, TableLayout> layouts;
+  std::map<std::string, std::string> bytes;  // intact file contents
+  std::map<std::string, std::set<std::string>> user_keys;  // per table
+  // Every (user key, type, value) any original table holds: a table a
+  // compaction writes may hold these only.
+  std::set<std::tuple<std::string, int, std::string>> original_entries;
+  // `ldb scan` output of the intact DB, and `sst_dump --command=scan`
+  // output of each intact table.
+  std::string ldb_scan;
+  std::map<std::string, std::string> sst_scan;
+};
+
+// ---------------------------------------------------------------------------
+// One trial: which table, which bytes, which masks.
+
+struct Trial {
+  uint64_t seed = 0;
+  Part part = Part::kData;
+  std::string table;
+  std::vector<std::pair<uint64_t, uint8_t>> flips;  // offset, xor mask
+  std::string get_key;  // the key `ldb get` asks for
+
+  std::string Describe() const {
+    std::vector<std::string> f;
+    for (const auto& [offset, mask] : flips) {
+      f.push_back(absl::StrFormat("%d^0x%02x", offset, mask));
+    }
+    return absl::StrFormat("seed %d: %s of %s, bytes %s", seed, PartName(part),
+                           table, absl::StrJoin(f, ","));
+  }
+};
+
+class Sweeper {
+ public:
+  Sweeper(const BaseDb& base, CompressionType compression)
+      : base_(base), compression_(compression) {}
+
+  Trial MakeTrial(Part part, uint64_t seed, int index) const {
+    std::mt19937_64 rng(seed);
+    Trial t;
+    t.seed = seed;
+    t.part = part;
+    t.table = base_.tables[rng() % base_.tables.size()];
+    const std::vector<Region>& regions =
+        base_.layouts.at(t.table).parts.at(part);
+    const Region r = regions[rng() % regions.size()];
+    uint64_t first;
+    if (index == 0) {
+      first = regions.front().begin;  // the part's first byte
+    } else if (index == 1) {
+      first = regions.back().end - 1;  // its last (a CRC or magic byte)
+    } else {
+      first = r.begin + rng() % (r.end - r.begin);
+    }
+    // Mostly one byte; sometimes a short burst of nearby bytes.
+    const int n = rng() % 4 == 0 ? 2 + static_cast<int>(rng() % 3) : 1;
+    std::set<uint64_t> offsets = {first};
+    for (int i = 1; i < n; i++) {
+      const uint64_t o = first + rng() % 8;
+      if (o < r.end && o >= r.begin) offsets.insert(o);
+    }
+    for (uint64_t o : offsets) {
+      t.flips.emplace_back(o, static_cast<uint8_t>(1 + rng() % 255));
+    }
+    const std::set<std::string>& keys = base_.user_keys.at(t.table);
+    std::vector<std::string> present;
+    for (const std::string& k : keys) {
+      if (base_.model.at(k).has_value()) present.push_back(k);
+    }
+    if (present.empty()) {
+      t.get_key = base_.model.begin()->first;
+    } else {
+      t.get_key = present[rng() % present.size()];
+    }
+    return t;
+  }
+
+  // Copies the base DB to `dir` and applies the trial's flips; returns the
+  // damaged table's bytes.
+  std::string MakeDamagedCopy(const Trial& t, const std::string& dir) const {
+    fs::remove_all(dir);
+    fs::copy(base_.path, dir, fs::copy_options::recursive);
+    std::string bytes = base_.bytes.at(t.table);
+    for (const auto& [offset, mask] : t.flips) {
+      bytes[offset] = static_cast<char>(bytes[offset] ^ mask);
+    }
+    WriteBytes(dir + "/" + t.table, bytes);
+    return bytes;
+  }
+
+  // A non-OK status must be DataLoss and name the damaged file.
+  void ExpectDamageReport(const absl::Status& s, const Trial& t,
+                          std::string_view what) const {
+    EXPECT_EQ(absl::StatusCode::kDataLoss, s.code()) << what << ": " << s;
+    EXPECT_NE(std::string::npos, s.message().find(t.table))
+        << what << " does not name the damaged file: " << s;
+  }
+
+  // Gets, a full scan and Seeks on an open DB. `clean`: the damage is gone
+  // (a compaction read through it and succeeded), so no errors either.
+  void CheckReads(DB* db, const Trial& t, bool clean) const {
+    for (const auto& [key, want] : base_.model) {
+      std::string got;
+      const absl::Status s = db->Get(ReadOptions(), key, &got);
+      if (s.ok()) {
+        ASSERT_TRUE(want.has_value())
+            << "Get(" << key << ") of a deleted key returned " << got;
+        ASSERT_EQ(*want, got) << "Get(" << key << ") returned a wrong value";
+      } else if (absl::IsNotFound(s)) {
+        ASSERT_FALSE(want.has_value())
+            << "Get(" << key << ") of a present key said NotFound: " << s;
+      } else {
+        ASSERT_FALSE(clean) << "Get(" << key << "): " << s;
+        ExpectDamageReport(s, t, "Get(" + key + ")");
+      }
+    }
+    for (const std::string& key : base_.absent) {
+      std::string got;
+      const absl::Status s = db->Get(ReadOptions(), key, &got);
+      ASSERT_FALSE(s.ok()) << "Get(" << key << ") of an absent key: " << got;
+      if (!absl::IsNotFound(s)) {
+        ASSERT_FALSE(clean) << s;
+        ExpectDamageReport(s, t, "Get(" + key + ")");
+      }
+    }
+
+    // The whole scan: a prefix of the right answer, complete unless the
+    // iterator reports the damage.
+    std::vector<std::pair<std::string, std::string>> want;
+    for (const auto& [key, value] : base_.model) {
+      if (value.has_value()) want.emplace_back(key, *value);
+    }
+    {
+      std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+      size_t n = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next(), n++) {
+        ASSERT_LT(n, want.size()) << "scan: extra entry " << it->key();
+        ASSERT_EQ(want[n].first, it->key()) << "scan: entry " << n;
+        ASSERT_EQ(want[n].second, it->value()) << "scan: " << it->key();
+      }
+      if (it->status().ok()) {
+        ASSERT_EQ(want.size(), n) << "scan ended early without an error";
+      } else {
+        ASSERT_FALSE(clean) << it->status();
+        ExpectDamageReport(it->status(), t, "scan");
+      }
+    }
+
+    // Seeks (the probing merge consults filters first): of the get key,
+    // of a deleted key and of a key between two written ones.
+    std::vector<std::string> targets = {t.get_key, t.get_key + "!"};
+    for (const auto& [key, value] : base_.model) {
+      if (!value.has_value() && key >= t.get_key) {
+        targets.push_back(key);
+        break;
+      }
+    }
+    for (const std::string& target : targets) {
+      std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+      it->Seek(target);
+      auto next = std::lower_bound(
+          want.begin(), want.end(), target,
+          [](const auto& e, const std::string& k) { return e.first < k; });
+      if (it->Valid()) {
+        ASSERT_NE(want.end(), next) << "Seek(" << target << ") found "
+                                    << it->key() << " past the last key";
+        ASSERT_EQ(next->first, it->key()) << "Seek(" << target << ")";
+        ASSERT_EQ(next->second, it->value()) << "Seek(" << target << ")";
+      } else if (it->status().ok()) {
+        ASSERT_EQ(want.end(), next)
+            << "Seek(" << target << ") missed " << next->first;
+      } else {
+        ASSERT_FALSE(clean) << it->status();
+        ExpectDamageReport(it->status(), t, "Seek(" + target + ")");
+      }
+    }
+  }
+
+  // Every table in the directory of the open, idle `db`: the damaged file
+  // untouched (reporting its damage unless the flipped bytes are ignored
+  // ones), an original untouched, a new intact table holding only entries
+  // of the originals, or the unfinished output of a failed compaction (no
+  // footer yet) that the DB does not use and its next open deletes.
+  // `run_tools`: also run sst_dump check on each such file.
+  void CheckTablesLeft(DB* db, const std::string& dir, const Trial& t,
+                       const std::string& damaged_bytes, bool run_tools) const {
+    const std::set<uint64_t> live = test::LiveTableNumbers(db);
+    for (const std::string& name : TableNames(dir)) {
+      SCOPED_TRACE(name);
+      const std::string path = dir + "/" + name;
+      const std::string bytes = ReadBytes(path);
+      if (name == t.table) {
+        ASSERT_EQ(damaged_bytes, bytes) << "the damaged table was rewritten";
+        if (run_tools) CheckDamagedTableWithTools(path, t);
+        continue;
+      }
+      if (base_.bytes.count(name) > 0) {
+        ASSERT_EQ(base_.bytes.at(name), bytes) << "an original table changed";
+        continue;
+      }
+      uint64_t number = 0;
+      FileType type;
+      ASSERT_TRUE(ParseFileName(name, &number, &type));
+      auto entries = ReadEntries(path);
+      if (!entries.ok()) {
+        ASSERT_EQ(0u, live.count(number))
+            << "the DB uses an unreadable table: " << entries.status();
+        continue;  // an abandoned output
+      }
+      // A table a compaction wrote: intact, and only original entries.
+      if (run_tools && !sst_dump_.empty()) {
+        test::ToolResult r = test::RunTool(
+            sst_dump_, {"--file=" + path, "--command=check"}, scratch_);
+        ASSERT_EQ(0, r.exit_code)
+            << "a new table fails sst_dump check: " << r.err;
+      }
+      for (const auto& [ikey, value] : *entries) {
+        ParsedInternalKey parsed;
+        ASSERT_TRUE(ParseInternalKey(ikey, &parsed));
+        ASSERT_TRUE(base_.original_entries.count({std::string(parsed.user_key),
+                                                  static_cast<int>(parsed.type),
+                                                  value}))
+            << "a new table holds an entry no original held: "
+            << InternalKeyDebugString(ikey, false) << " => " << value;
+      }
+    }
+  }
+
+  // `sst_dump --command=check` and `--command=scan` of the damaged table:
+  // OK only with the intact table's exact contents, else exit 1 naming it.
+  void CheckDamagedTableWithTools(const std::string& path,
+                                  const Trial& t) const {
+    auto intact = ReadEntries(base_.path + "/" + t.table);
+    ASSERT_TRUE(intact.ok()) << intact.status();
+    auto entries = ReadEntries(path);
+    if (entries.ok()) {
+      ASSERT_EQ(*intact, *entries) << "a damaged table reads as other data";
+    } else {
+      ExpectDamageReport(entries.status(), t, "Table read");
+    }
+    if (sst_dump_.empty()) return;
+    test::ToolResult check = test::RunTool(
+        sst_dump_, {"--file=" + path, "--command=check"}, scratch_);
+    ASSERT_NE(-1, check.exit_code) << "sst_dump check crashed";
+    if (check.exit_code == 0) {
+      ASSERT_TRUE(entries.ok())
+          << "sst_dump check passes a table the reader rejects: "
+          << entries.status();
+    } else {
+      ASSERT_EQ(1, check.exit_code) << check.err;
+      ASSERT_NE(std::string::npos, check.err.find(path)) << check.err;
+    }
+    test::ToolResult scan = test::RunTool(
+        sst_dump_, {"--file=" + path, "--command=scan"}, scratch_);
+    ASSERT_NE(-1, scan.exit_code) << "sst_dump scan crashed";
+    // The intact scan names the base path nowhere: its lines are entries.
+    const std::vector<std::string> want =
+        SplitLines(base_.sst_scan.at(t.table));
+    if (scan.exit_code == 0) {
+      ASSERT_EQ(want, SplitLines(scan.out)) << "sst_dump scan printed wrong";
+    } else {
+      ASSERT_EQ(1, scan.exit_code) << scan.err;
+      ASSERT_TRUE(IsPrefix(SplitLines(scan.out), want))
+          << "sst_dump scan printed a wrong entry before failing";
+      ASSERT_NE(std::string::npos, scan.err.find(path)) << scan.err;
+    }
+  }
+
+  // The in-process checks on a damaged copy: reads, then a full
+  // compaction, then the files it left, then reads after reopening.
+  void CheckEngine(const Trial& t, const std::string& dir,
+                   const std::string& damaged_bytes) const {
+    auto db = DB::Open(SweepOptions(compression_), dir);
+    if (!db.ok()) {
+      ExpectDamageReport(db.status(), t, "DB::Open");
+      return;
+    }
+    ASSERT_NO_FATAL_FAILURE(CheckReads(db->get(), t, /*clean=*/false));
+    const absl::Status s = (*db)->CompactRange(nullptr, nullptr);
+    if (s.ok()) {
+      ASSERT_NO_FATAL_FAILURE(CheckReads(db->get(), t, /*clean=*/true));
+    } else {
+      ExpectDamageReport(s, t, "CompactRange");
+      ASSERT_NO_FATAL_FAILURE(CheckReads(db->get(), t, /*clean=*/false));
+    }
+    // A failed compaction stops the background work (the error is
+    // sticky); a successful one may be followed by more (seek-triggered).
+    test::WaitIdle(db->get()).IgnoreError();
+    ASSERT_NO_FATAL_FAILURE(
+        CheckTablesLeft(db->get(), dir, t, damaged_bytes, /*run_tools=*/true));
+    db->reset();
+    auto reopened = DB::Open(SweepOptions(compression_), dir);
+    if (!reopened.ok()) {
+      ExpectDamageReport(reopened.status(), t, "DB::Open after compaction");
+      return;
+    }
+    ASSERT_NO_FATAL_FAILURE(CheckReads(reopened->get(), t, s.ok()));
+    test::WaitIdle(reopened->get()).IgnoreError();
+    ASSERT_NO_FATAL_FAILURE(CheckTablesLeft(reopened->get(), dir, t,
+                                            damaged_bytes,
+                                            /*run_tools=*/false));
+  }
+
+  // ldb on a damaged copy: exit 0 with exactly the right output, or exit 1
+  // naming the damaged file after printing a prefix of it.
+  void CheckLdb(const Trial& t, const std::string& dir) const {
+    if (ldb_.empty()) return;
+    test::ToolResult scan =
+        test::RunTool(ldb_, {"--db=" + dir, "scan"}, scratch_);
+    ASSERT_NE(-1, scan.exit_code) << "ldb scan crashed";
+    const std::vector<std::string> want = SplitLines(base_.ldb_scan);
+    if (scan.exit_code == 0) {
+      ASSERT_EQ(want, SplitLines(scan.out)) << "ldb scan printed wrong";
+    } else {
+      ASSERT_EQ(1, scan.exit_code) << scan.err;
+      ASSERT_TRUE(IsPrefix(SplitLines(scan.out), want))
+          << "ldb scan printed a wrong entry before failing";
+      ASSERT_NE(std::string::npos, scan.err.find(t.table)) << scan.err;
+    }
+    test::ToolResult get =
+        test::RunTool(ldb_, {"--db=" + dir, "get", t.get_key}, scratch_);
+    ASSERT_NE(-1, get.exit_code) << "ldb get crashed";
+    const std::optional<std::string>& value = base_.model.at(t.get_key);
+    if (get.exit_code == 0) {
+      ASSERT_TRUE(value.has_value()) << "ldb get of a deleted key: " << get.out;
+      ASSERT_EQ(*value + "\n", get.out) << "ldb get printed a wrong value";
+    } else {
+      ASSERT_EQ(1, get.exit_code) << get.err;
+      ASSERT_EQ(std::string::npos, get.err.find("not found"))
+          << "ldb get said a present key is absent: " << get.err;
+      ASSERT_NE(std::string::npos, get.err.find(t.table)) << get.err;
+    }
+  }
+
+  void Run(const Trial& t, const std::string& work) {
+    scratch_ = work;
+    const std::string engine_copy = work + "/engine";
+    const std::string damaged = MakeDamagedCopy(t, engine_copy);
+    ASSERT_NO_FATAL_FAILURE(CheckEngine(t, engine_copy, damaged));
+    const std::string tools_copy = work + "/tools";
+    MakeDamagedCopy(t, tools_copy);
+    ASSERT_NO_FATAL_FAILURE(CheckLdb(t, tools_copy));
+    ASSERT_NO_FATAL_FAILURE(
+        CheckDamagedTableWithTools(tools_copy + "/" + t.table, t));
+  }
+
+  void set_tools(std::string ldb, std::string sst_dump) {
+    ldb_ = std::move(ldb);
+    sst_dump_ = std::move(sst_dump);
+  }
+
+ private:
+  const BaseDb& base_;
+  const CompressionType compression_;
+  std::string ldb_;
+  std::string sst_dump_;
+  std::string scratch_;
+};
+
+// ---------------------------------------------------------------------------
+
+// Builds the base DB: three tables, the later ones overwriting and deleting
+// keys of the earlier ones.
+void BuildBase(CompressionType compression, BaseDb* base) {
+  base->path = base->dir.Join("base");
+  auto opened = DB::Open(SweepOptions(compression), base->path);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  DB* db = opened->get();
+  auto put = [&](const std::string& k, const std::string& v) {
+    ASSERT_TRUE(db->Put(WriteOptions(), k, v).ok());
+    base->model[k] = v;
+  };
+  auto del = [&](const std::string& k) {
+    ASSERT_TRUE(db->Delete(WriteOptions(), k).ok());
+    base->model[k] = std::nullopt;
+  };
+  auto flush = [&] {
+    ASSERT_TRUE(static_cast<DBImpl*>(db)->FlushMemTable().ok());
+  };
+  for (int i = 0; i < kKeys; i++) put(Key(i), Value(1, i));
+  flush();
+  for (int i = 0; i < kKeys; i++) {
+    if (i % 3 == 0) put(Key(i), Value(2, i));
+    if (i % 5 == 1) del(Key(i));
+  }
+  flush();
+  for (int i = 0; i < kKeys; i++) {
+    if (i % 4 == 2) put(Key(i), Value(3, i));
+  }
+  for (int i = kKeys; i < kKeys + kLateKeys; i++) put(Key(i), Value(3, i));
+  flush();
+  opened->reset();
+  base->absent = {"a", Key(7) + "x", Key(kKeys + kLateKeys), "zzz"};
+
+  base->tables = TableNames(base->path);
+  ASSERT_EQ(3u, base->tables.size());
+  for (const std::string& name : base->tables) {
+    const std::string path = base->path + "/" + name;
+    base->bytes[name] = ReadBytes(path);
+    auto layout = ReadLayout(path);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    // The parts tile the file: a flip anywhere lands in one of them.
+    std::vector<Region> all;
+    for (const auto& [part, regions] : layout->parts) {
+      ASSERT_FALSE(regions.empty()) << PartName(part);
+      all.insert(all.end(), regions.begin(), regions.end());
+    }
+    std::sort(all.begin(), all.end(), [](const Region& a, const Region& b) {
+      return a.begin < b.begin;
+    });
+    uint64_t at = 0;
+    for (const Region& r : all) {
+      ASSERT_EQ(at, r.begin) << name << ": parts do not tile the file";
+      at = r.end;
+    }
+    ASSERT_EQ(base->bytes[name].size(), at);
+    ASSERT_GE(layout->data_blocks, 4) << name;
+    if (compression == kSnappyCompression) {
+      ASSERT_GT(layout->snappy_blocks, 0) << name << ": nothing compressed";
+    } else {
+      ASSERT_EQ(0, layout->snappy_blocks) << name;
+    }
+    base->layouts[name] = std::move(*layout);
+    auto entries = ReadEntries(path);
+    ASSERT_TRUE(entries.ok()) << entries.status();
+    for (const auto& [ikey, value] : *entries) {
+      ParsedInternalKey parsed;
+      ASSERT_TRUE(ParseInternalKey(ikey, &parsed));
+      base->user_keys[name].insert(std::string(parsed.user_key));
+      base->original_entries.insert(
+          {std::string(parsed.user_key), static_cast<int>(parsed.type), value});
+    }
+  }
+}
+
+// Trials per (compression, part); SIFTDB_SWEEP_TRIALS overrides, and
+// SIFTDB_SWEEP_SEED moves the seeds (to explore beyond the fixed ones).
+int TrialsPerPart() {
+  const char* env = std::getenv("SIFTDB_SWEEP_TRIALS");
+  return env != nullptr ? std::max(1, std::atoi(env)) : 8;
+}
+
+uint64_t SeedBase() {
+  const char* env = std::getenv("SIFTDB_SWEEP_SEED");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : 20261125;
+}
+
+class CorruptionSweepTest
+    : public ::testing::TestWithParam<std::tuple<CompressionType, Part>> {
+ protected:
+  static void SetUpTestSuite() {
+    for (CompressionType c : {kNoCompression, kSnappyCompression}) {
+      auto base = std::make_unique<BaseDb>();
+      BuildBase(c, base.get());
+      if (::testing::Test::HasFatalFailure()) return;
+      base_dbs_[c] = std::move(base);
+    }
+  }
+  static void TearDownTestSuite() { base_dbs_.clear(); }
+
+  static std::map<CompressionType, std::unique_ptr<BaseDb>> base_dbs_;
+};
+
+std::map<CompressionType, std::unique_ptr<BaseDb>>
+    CorruptionSweepTest::base_dbs_;
+
+TEST_P(CorruptionSweepTest, DamageIsReportedNeverServed) {
+  const auto [compression, part] = GetParam();
+  ASSERT_EQ(1u, base_dbs_.count(compression)) << "base DB not built";
+  BaseDb& base = *base_dbs_.at(compression);
+  if (base.ldb_scan.empty()) {
+    // The tools' view of the intact DB and tables, once.
+    const std::string ldb = test::FindTool("tools/ldb");
+    const std::string sst_dump = test::FindTool("tools/sst_dump");
+    ASSERT_FALSE(ldb.empty() || sst_dump.empty()) << "tools not built";
+    test::ToolResult r =
+        test::RunTool(ldb, {"--db=" + base.path, "scan"}, base.dir.path());
+    ASSERT_EQ(0, r.exit_code) << r.err;
+    base.ldb_scan = r.out;
+    for (const std::string& name : base.tables) {
+      r = test::RunTool(sst_dump,
+                        {"--file=" + base.path + "/" + name, "--command=scan"},
+                        base.dir.path());
+      ASSERT_EQ(0, r.exit_code) << r.err;
+      base.sst_scan[name] = r.out;
+    }
+  }
+  Sweeper sweeper(base, compression);
+  sweeper.set_tools(test::FindTool("tools/ldb"),
+                    test::FindTool("tools/sst_dump"));
+  test::TempDir work;
+  const int trials = TrialsPerPart();
+  for (int i = 0; i < trials; i++) {
+    const uint64_t seed = SeedBase() + 1000 * static_cast<uint64_t>(part) +
+                          100 * static_cast<uint64_t>(compression) + i;
+    const Trial t = sweeper.MakeTrial(part, seed, i);
+    SCOPED_TRACE(t.Describe());
+    sweeper.Run(t, work.path());
+    if (HasFailure()) break;  // one replayable failure, not a flood
+  }
+}
+
+std::string ParamName(
+    const ::testing::TestParamInfo<std::tuple<CompressionType, Part>>& info) {
+  const auto [compression, part] = info.param;
+  return absl::StrFormat("%s_%s",
+                         compression == kNoCompression ? "Raw" : "Snappy",
+                         PartName(part));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Parts, CorruptionSweepTest,
+    ::testing::Combine(::testing::Values(kNoCompression, kSnappyCompression),
+                       ::testing::Values(Part::kData, Part::kFilter,
+                                         Part::kIndex, Part::kProperties,
+                                         Part::kMetaindex, Part::kFooter)),
+    ParamName);
+
+}  // namespace
+}  // namespace siftdb
