@@ -625,13 +625,21 @@ class Sweeper {
 
 // ---------------------------------------------------------------------------
 
-// Builds the base DB: three tables, the later ones overwriting and deleting
-// keys of the earlier ones.
+// Builds the base DB: three tables on levels 0, 1 and 2, the newer ones
+// overwriting and deleting keys of the older ones, so a damaged newer table
+// skipped by a read would surface a stale value or a deleted key. The
+// deeper levels are reached by moves, not merges: an oldest table compacted
+// to level 1, moved on to level 2 by a level-1 target smaller than it, then
+// a second table flushed and moved to level 1 by a level-0 trigger of one.
 void BuildBase(CompressionType compression, BaseDb* base) {
   base->path = base->dir.Join("base");
-  auto opened = DB::Open(SweepOptions(compression), base->path);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  DB* db = opened->get();
+  std::unique_ptr<DB> db;
+  auto open = [&](const Options& options) {
+    db.reset();
+    auto opened = DB::Open(options, base->path);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    db = std::move(*opened);
+  };
   auto put = [&](const std::string& k, const std::string& v) {
     ASSERT_TRUE(db->Put(WriteOptions(), k, v).ok());
     base->model[k] = v;
@@ -641,21 +649,43 @@ void BuildBase(CompressionType compression, BaseDb* base) {
     base->model[k] = std::nullopt;
   };
   auto flush = [&] {
-    ASSERT_TRUE(static_cast<DBImpl*>(db)->FlushMemTable().ok());
+    ASSERT_TRUE(static_cast<DBImpl*>(db.get())->FlushMemTable().ok());
+    ASSERT_TRUE(test::WaitIdle(db.get()).ok());
   };
+  const Options options = SweepOptions(compression);
+  ASSERT_NO_FATAL_FAILURE(open(options));
   for (int i = 0; i < kKeys; i++) put(Key(i), Value(1, i));
-  flush();
+  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());  // to level 1
+  {
+    auto levels = test::LiveTables(db.get());
+    ASSERT_EQ(1u, levels[1].size());
+    Options move_down = options;
+    move_down.max_bytes_for_level_base = levels[1][0].size - 1;
+    ASSERT_NO_FATAL_FAILURE(open(move_down));
+    ASSERT_TRUE(test::WaitIdle(db.get()).ok());  // to level 2
+  }
+  Options move_l0 = options;
+  move_l0.level0_file_num_compaction_trigger = 1;
+  ASSERT_NO_FATAL_FAILURE(open(move_l0));
   for (int i = 0; i < kKeys; i++) {
     if (i % 3 == 0) put(Key(i), Value(2, i));
     if (i % 5 == 1) del(Key(i));
   }
-  flush();
+  ASSERT_NO_FATAL_FAILURE(flush());  // and moved to level 1
+  ASSERT_NO_FATAL_FAILURE(open(options));
   for (int i = 0; i < kKeys; i++) {
     if (i % 4 == 2) put(Key(i), Value(3, i));
   }
   for (int i = kKeys; i < kKeys + kLateKeys; i++) put(Key(i), Value(3, i));
-  flush();
-  opened->reset();
+  ASSERT_NO_FATAL_FAILURE(flush());
+  {
+    auto levels = test::LiveTables(db.get());
+    for (int level = 0; level < 3; level++) {
+      ASSERT_EQ(1u, levels[level].size())
+          << "level " << level << ": " << levels[level].size() << " tables";
+    }
+  }
+  db.reset();
   base->absent = {"a", Key(7) + "x", Key(kKeys + kLateKeys), "zzz"};
 
   base->tables = TableNames(base->path);
