@@ -23,6 +23,39 @@ void Record(Statistics* stats, Ticker t, uint64_t n = 1) {
   if (stats != nullptr) stats->Record(t, n);
 }
 
+// DataLoss naming the file and the offset when the footer's index handle,
+// the end of the data blocks or the filter handle disagree with the sizes
+// the properties record (siftdb.index.size, siftdb.data.size,
+// siftdb.filter.size).
+absl::Status CheckLayoutAgainstProperties(const std::string& name,
+                                          const Footer& footer,
+                                          uint64_t footer_offset,
+                                          uint64_t data_end, bool have_filter,
+                                          const BlockHandle& filter_handle,
+                                          const TableProperties& props) {
+  const BlockHandle& index = footer.index_handle;
+  if (index.size() != props.index_size) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: footer at offset %d names an index block of %d bytes at offset "
+        "%d, but the properties say the index is %d bytes",
+        name, footer_offset, index.size(), index.offset(), props.index_size));
+  }
+  if (data_end != props.data_size) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: footer at offset %d: the data blocks end at offset %d, but the "
+        "properties say %d",
+        name, footer_offset, data_end, props.data_size));
+  }
+  if (have_filter && filter_handle.size() != props.filter_size) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: metaindex block at offset %d names a filter block of %d bytes "
+        "at offset %d, but the properties say the filter is %d bytes",
+        name, footer.metaindex_handle.offset(), filter_handle.size(),
+        filter_handle.offset(), props.filter_size));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Table::Table(const TableOptions& options, std::string file_name,
@@ -142,6 +175,22 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
     if (!it->status().ok()) return it->status();
   }
 
+  // Data blocks end where the first meta block begins.
+  uint64_t data_end = std::min({table->footer_.index_handle.offset(),
+                                table->footer_.metaindex_handle.offset(),
+                                props_handle.offset()});
+  if (have_filter) data_end = std::min(data_end, filter_handle.offset());
+  table->data_end_ = data_end;
+
+  // No CRC covers the footer or a metaindex handle's target: a handle
+  // naming another intact block (a data block as the index, say) would read
+  // as a smaller table, its missing keys "absent". The properties, read
+  // through a handle already verified, say where the blocks must be.
+  s = CheckLayoutAgainstProperties(name, table->footer_, footer_offset,
+                                   data_end, have_filter, filter_handle,
+                                   table->props_);
+  if (!s.ok()) return s;
+
   // Index.
   {
     auto contents = table->ReadMetaBlock(table->footer_.index_handle);
@@ -151,13 +200,6 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
     if (!block.ok()) return block.status();
     table->index_block_ = std::move(*block);
   }
-
-  // Data blocks end where the first meta block begins.
-  uint64_t data_end = std::min({table->footer_.index_handle.offset(),
-                                table->footer_.metaindex_handle.offset(),
-                                props_handle.offset()});
-  if (have_filter) data_end = std::min(data_end, filter_handle.offset());
-  table->data_end_ = data_end;
 
   if (have_filter) {
     s = table->LoadFilter(filter_name, filter_handle);

@@ -169,6 +169,44 @@ TEST(CorruptionTest, ForeignFilesAreNotTables) {
       << table.status();
 }
 
+// No CRC covers the footer: a footer whose index handle names another
+// intact block (a data block, the metaindex) used to open, and a lookup past
+// that block's keys answered "absent" for keys the table holds. The sizes
+// in the properties now expose the wrong handle.
+TEST(CorruptionTest, FooterNamingAnotherIntactBlockFailsToOpen) {
+  const KVList entries = SmallTable(false);
+  TableOptions options = SmallTableOptions();
+  auto good = BuildTable(options, entries);
+  ASSERT_TRUE(good.ok());
+  auto table = OpenTable(options, *good, kName);
+  ASSERT_TRUE(table.ok()) << table.status();
+  const Footer footer = (*table)->footer();
+  std::vector<BlockHandle> data_blocks;
+  auto index = (*table)->NewIndexIterator();
+  for (index->SeekToFirst(); index->Valid(); index->Next()) {
+    std::string_view v = index->value();
+    ASSERT_TRUE(data_blocks.emplace_back().DecodeFrom(&v));
+  }
+  ASSERT_GE(data_blocks.size(), 2u);
+  for (const BlockHandle& wrong :
+       {data_blocks.front(), data_blocks.back(), footer.metaindex_handle}) {
+    SCOPED_TRACE(testing::Message() << "index -> block at " << wrong.offset());
+    Footer bad_footer = footer;
+    bad_footer.index_handle = wrong;
+    std::string encoded;
+    bad_footer.EncodeTo(&encoded);
+    std::string bad = *good;
+    bad.replace(bad.size() - kFooterSize, kFooterSize, encoded);
+    auto damaged = OpenTable(options, bad, kName);
+    ASSERT_FALSE(damaged.ok()) << "opened with a data block as its index";
+    ExpectDataLossNamingFile(damaged.status());
+    EXPECT_TRUE(absl::StrContains(
+        damaged.status().message(),
+        absl::StrFormat("footer at offset %d", bad.size() - kFooterSize)))
+        << damaged.status();
+  }
+}
+
 TEST(CorruptionTest, ChecksumMismatchNamesFileAndOffset) {
   const KVList entries = SmallTable(false);
   TableOptions options = SmallTableOptions();
