@@ -321,7 +321,10 @@ struct BaseDb {
   std::vector<std::string> tables;  // file names, e.g. "000005.sst"
   std::map<std::string, TableLayout> layouts;
   std::map<std::string, std::string> bytes;  // intact file contents
-  std::map<std::string, std::set<std::string>> user_keys;  // per table
+  // Per table: each user key it holds, with its value there (nullopt: a
+  // deletion).
+  std::map<std::string, std::map<std::string, std::optional<std::string>>>
+      table_keys;
   // Every (user key, type, value) any original table holds: a table a
   // compaction writes may hold these only.
   std::set<std::tuple<std::string, int, std::string>> original_entries;
@@ -340,14 +343,16 @@ struct Trial {
   std::string table;
   std::vector<std::pair<uint64_t, uint8_t>> flips;  // offset, xor mask
   std::string get_key;  // the key `ldb get` asks for
+  std::string note;     // what a crafted trial does
 
   std::string Describe() const {
     std::vector<std::string> f;
     for (const auto& [offset, mask] : flips) {
       f.push_back(absl::StrFormat("%d^0x%02x", offset, mask));
     }
-    return absl::StrFormat("seed %d: %s of %s, bytes %s", seed, PartName(part),
-                           table, absl::StrJoin(f, ","));
+    return absl::StrFormat("seed %d: %s of %s, bytes %s%s", seed,
+                           PartName(part), table, absl::StrJoin(f, ","),
+                           note.empty() ? "" : " (" + note + ")");
   }
 };
 
@@ -405,29 +410,65 @@ class Sweeper {
     for (uint64_t o : offsets) {
       t.flips.emplace_back(o, static_cast<uint8_t>(1 + rng() % 255));
     }
-    // `ldb get` asks for a present key of the damaged table; for damage
-    // in a data block, one of that block's keys when it has one.
-    const TableLayout& layout = base_.layouts.at(t.table);
-    std::vector<std::string> present;
+    // For damage in a data block, `ldb get` asks for one of its keys.
+    std::vector<std::string> block_keys;
     if (part == Part::kData) {
       for (size_t b = 0; b < regions.size(); b++) {
         if (regions[b].begin <= first && first < regions[b].end) {
-          for (const std::string& k : layout.data_block_keys[b]) {
-            if (base_.model.at(k).has_value()) present.push_back(k);
-          }
+          block_keys = base_.layouts.at(t.table).data_block_keys[b];
         }
       }
     }
-    if (present.empty()) {
-      for (const std::string& k : base_.user_keys.at(t.table)) {
-        if (base_.model.at(k).has_value()) present.push_back(k);
+    t.get_key = PickGetKey(t.table, block_keys, rng());
+    return t;
+  }
+
+  // The key `ldb get` asks for: a present key whose value `table` holds
+  // (so the lookup must read it), from `candidates` when one qualifies,
+  // else from the whole table; `pick` chooses among them.
+  std::string PickGetKey(const std::string& table,
+                         const std::vector<std::string>& candidates,
+                         uint64_t pick) const {
+    const auto& held = base_.table_keys.at(table);
+    for (bool whole_table : {false, true}) {
+      std::vector<std::string> keys;
+      auto consider = [&](const std::string& k) {
+        const auto& want = base_.model.at(k);
+        if (want.has_value() && held.at(k) == want) keys.push_back(k);
+      };
+      if (whole_table) {
+        for (const auto& [k, v] : held) consider(k);
+      } else {
+        for (const std::string& k : candidates) consider(k);
       }
+      if (!keys.empty()) return keys[pick % keys.size()];
     }
-    if (present.empty()) {
-      t.get_key = base_.model.begin()->first;
-    } else {
-      t.get_key = present[rng() % present.size()];
+    return base_.model.begin()->first;
+  }
+
+  // A footer of `table` naming other blocks, each intact with its CRC, as
+  // metaindex and index: damage no checksum can see.
+  Trial MakeFooterTrial(const std::string& table, const Region& metaindex,
+                        const Region& index, std::string note) const {
+    auto handle = [](const Region& r) {
+      return BlockHandle(r.begin, r.end - r.begin - kBlockTrailerSize);
+    };
+    Footer footer;
+    footer.metaindex_handle = handle(metaindex);
+    footer.index_handle = handle(index);
+    std::string encoded;
+    footer.EncodeTo(&encoded);
+    const std::string& bytes = base_.bytes.at(table);
+    const uint64_t at = bytes.size() - kFooterSize;
+    Trial t;
+    t.part = Part::kFooter;
+    t.table = table;
+    t.note = std::move(note);
+    for (size_t i = 0; i < kFooterSize; i++) {
+      const uint8_t mask = static_cast<uint8_t>(bytes[at + i] ^ encoded[i]);
+      if (mask != 0) t.flips.emplace_back(at + i, mask);
     }
+    t.get_key = PickGetKey(table, {}, 0);
     return t;
   }
 
@@ -824,7 +865,9 @@ void BuildBase(CompressionType compression, BaseDb* base) {
     for (const auto& [ikey, value] : *entries) {
       ParsedInternalKey parsed;
       ASSERT_TRUE(ParseInternalKey(ikey, &parsed));
-      base->user_keys[name].insert(std::string(parsed.user_key));
+      base->table_keys[name][std::string(parsed.user_key)] =
+          parsed.type == kTypeValue ? std::optional<std::string>(value)
+                                    : std::nullopt;
       base->original_entries.insert(
           {std::string(parsed.user_key), static_cast<int>(parsed.type), value});
     }
@@ -843,62 +886,118 @@ uint64_t SeedBase() {
   return env != nullptr ? std::strtoull(env, nullptr, 10) : 20261125;
 }
 
-class CorruptionSweepTest
-    : public ::testing::TestWithParam<std::tuple<CompressionType, Part>> {
- protected:
-  static void SetUpTestSuite() {
-    for (CompressionType c : {kNoCompression, kSnappyCompression}) {
-      auto base = std::make_unique<BaseDb>();
-      BuildBase(c, base.get());
-      if (::testing::Test::HasFatalFailure()) return;
-      base_dbs_[c] = std::move(base);
-    }
+// The base DB of each compression setting, with the tools' view of it,
+// built once per process and shared by the tests below (nullptr after a
+// fatal failure while building it).
+BaseDb* Base(CompressionType compression) {
+  static auto* const bases = new std::map<CompressionType, BaseDb*>;
+  auto it = bases->find(compression);
+  if (it != bases->end()) return it->second;
+  auto base = std::make_unique<BaseDb>();
+  BuildBase(compression, base.get());
+  if (::testing::Test::HasFatalFailure()) return nullptr;
+  const std::string ldb = test::FindTool("tools/ldb");
+  const std::string sst_dump = test::FindTool("tools/sst_dump");
+  EXPECT_FALSE(ldb.empty() || sst_dump.empty()) << "tools not built";
+  if (ldb.empty() || sst_dump.empty()) return nullptr;
+  test::ToolResult r =
+      test::RunTool(ldb, {"--db=" + base->path, "scan"}, base->dir.path());
+  EXPECT_EQ(0, r.exit_code) << r.err;
+  if (r.exit_code != 0) return nullptr;
+  base->ldb_scan = r.out;
+  for (const std::string& name : base->tables) {
+    r = test::RunTool(sst_dump,
+                      {"--file=" + base->path + "/" + name, "--command=scan"},
+                      base->dir.path());
+    EXPECT_EQ(0, r.exit_code) << r.err;
+    if (r.exit_code != 0) return nullptr;
+    base->sst_scan[name] = r.out;
   }
-  static void TearDownTestSuite() { base_dbs_.clear(); }
+  // Lives until the process ends (its TempDir is removed then).
+  static auto* const owned = new std::vector<std::unique_ptr<BaseDb>>;
+  owned->push_back(std::move(base));
+  (*bases)[compression] = owned->back().get();
+  return owned->back().get();
+}
 
-  static std::map<CompressionType, std::unique_ptr<BaseDb>> base_dbs_;
-};
-
-std::map<CompressionType, std::unique_ptr<BaseDb>>
-    CorruptionSweepTest::base_dbs_;
-
-TEST_P(CorruptionSweepTest, DamageIsReportedNeverServed) {
-  const auto [compression, part] = GetParam();
-  ASSERT_EQ(1u, base_dbs_.count(compression)) << "base DB not built";
-  BaseDb& base = *base_dbs_.at(compression);
-  if (base.ldb_scan.empty()) {
-    // The tools' view of the intact DB and tables, once.
-    const std::string ldb = test::FindTool("tools/ldb");
-    const std::string sst_dump = test::FindTool("tools/sst_dump");
-    ASSERT_FALSE(ldb.empty() || sst_dump.empty()) << "tools not built";
-    test::ToolResult r =
-        test::RunTool(ldb, {"--db=" + base.path, "scan"}, base.dir.path());
-    ASSERT_EQ(0, r.exit_code) << r.err;
-    base.ldb_scan = r.out;
-    for (const std::string& name : base.tables) {
-      r = test::RunTool(sst_dump,
-                        {"--file=" + base.path + "/" + name, "--command=scan"},
-                        base.dir.path());
-      ASSERT_EQ(0, r.exit_code) << r.err;
-      base.sst_scan[name] = r.out;
-    }
-  }
+// Runs `trials` on `base` (stopping at the first failure) and prints what
+// they saw.
+void RunTrials(const BaseDb& base, CompressionType compression,
+               const std::vector<Trial>& trials) {
   Sweeper sweeper(base, compression);
   sweeper.set_tools(test::FindTool("tools/ldb"),
                     test::FindTool("tools/sst_dump"));
   test::TempDir work;
-  const int trials = TrialsPerPart();
-  for (int i = 0; i < trials; i++) {
-    const uint64_t seed = SeedBase() + 1000 * static_cast<uint64_t>(part) +
-                          100 * static_cast<uint64_t>(compression) + i;
-    const Trial t = sweeper.MakeTrial(part, seed, i);
+  for (const Trial& t : trials) {
     SCOPED_TRACE(t.Describe());
     sweeper.Run(t, work.path());
-    if (HasFailure()) break;  // one replayable failure, not a flood
+    if (::testing::Test::HasFailure()) break;  // one replayable failure
   }
-  RecordProperty("outcomes", sweeper.tally().ToString());
+  ::testing::Test::RecordProperty("outcomes", sweeper.tally().ToString());
   std::printf("%s\n", sweeper.tally().ToString().c_str());
 }
+
+class CorruptionSweepTest
+    : public ::testing::TestWithParam<std::tuple<CompressionType, Part>> {};
+
+TEST_P(CorruptionSweepTest, DamageIsReportedNeverServed) {
+  const auto [compression, part] = GetParam();
+  const BaseDb* base = Base(compression);
+  ASSERT_NE(nullptr, base);
+  Sweeper sweeper(*base, compression);
+  std::vector<Trial> trials;
+  for (int i = 0; i < TrialsPerPart(); i++) {
+    const uint64_t seed = SeedBase() + 1000 * static_cast<uint64_t>(part) +
+                          100 * static_cast<uint64_t>(compression) + i;
+    trials.push_back(sweeper.MakeTrial(part, seed, i));
+  }
+  RunTrials(*base, compression, trials);
+}
+
+// The footer is the one part of a table no CRC covers: a footer naming
+// other intact blocks as its index or metaindex (a data block, the filter,
+// the properties, each other) is still reported, never read as an index.
+class FooterRedirectTest : public ::testing::TestWithParam<CompressionType> {};
+
+TEST_P(FooterRedirectTest, AFooterNamingTheWrongBlocksIsReported) {
+  const CompressionType compression = GetParam();
+  const BaseDb* base = Base(compression);
+  ASSERT_NE(nullptr, base);
+  Sweeper sweeper(*base, compression);
+  // The level-1 table (newer versions over level 2) for raw tables, the
+  // level-2 one for Snappy.
+  const std::string& table =
+      base->tables[compression == kNoCompression ? 1 : 0];
+  const auto& parts = base->layouts.at(table).parts;
+  const Region meta = parts.at(Part::kMetaindex)[0];
+  const Region index = parts.at(Part::kIndex)[0];
+  const Region props = parts.at(Part::kProperties)[0];
+  const Region filter = parts.at(Part::kFilter)[0];
+  const Region first_data = parts.at(Part::kData).front();
+  const Region last_data = parts.at(Part::kData).back();
+  const std::vector<Trial> trials = {
+      sweeper.MakeFooterTrial(table, meta, first_data,
+                              "index -> first data block"),
+      sweeper.MakeFooterTrial(table, meta, last_data,
+                              "index -> last data block"),
+      sweeper.MakeFooterTrial(table, meta, props, "index -> properties"),
+      sweeper.MakeFooterTrial(table, meta, meta, "index -> metaindex"),
+      sweeper.MakeFooterTrial(table, meta, filter, "index -> filter"),
+      sweeper.MakeFooterTrial(table, index, index, "metaindex -> index"),
+      sweeper.MakeFooterTrial(table, props, index, "metaindex -> properties"),
+      sweeper.MakeFooterTrial(table, first_data, index,
+                              "metaindex -> first data block"),
+      sweeper.MakeFooterTrial(table, index, meta, "swapped"),
+  };
+  RunTrials(*base, compression, trials);
+}
+
+INSTANTIATE_TEST_SUITE_P(Compression, FooterRedirectTest,
+                         ::testing::Values(kNoCompression, kSnappyCompression),
+                         [](const auto& info) {
+                           return std::string(
+                               info.param == kNoCompression ? "Raw" : "Snappy");
+                         });
 
 std::string ParamName(
     const ::testing::TestParamInfo<std::tuple<CompressionType, Part>>& info) {
