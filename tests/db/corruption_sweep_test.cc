@@ -3,28 +3,35 @@
 //
 // The corruption sweep: whatever bytes of a table file change on disk, the
 // engine and its tools never answer with wrong data. A small DB of three
-// overlapping tables (older versions and deletions shadowed by newer ones)
-// is built once per compression setting; each trial copies it, flips bytes
-// of one table in one part of its layout (data blocks, filter, index,
-// properties, metaindex, footer: found by parsing the table with the
-// table layer's own footer and handle code) and checks, on that copy:
+// overlapping tables on levels 0, 1 and 2 (older versions and deletions
+// shadowed by newer ones) is built once per compression setting (raw and
+// Snappy); each trial copies it, flips bytes of one table in one part of
+// its layout (data blocks, filter, index, properties, metaindex, footer:
+// found by parsing the table with the table layer's own footer and handle
+// code) and checks, on fresh copies:
 //   - Get of every key (default ReadOptions) gives the right value, or
 //     NotFound for a deleted or never-written key, or DataLoss naming the
-//     damaged file; never a wrong value, and never NotFound for a present
-//     key (a damaged filter must not make a present key "absent");
-//   - a full scan and point-like Seeks yield only right entries, in order,
-//     as a prefix of the whole answer, and stop early only with DataLoss;
-//   - CompactRange(nullptr, nullptr) succeeds with every key still right, or
-//     fails with DataLoss; either way every table left in the directory is
-//     the untouched damaged file, an untouched original, or an intact new
-//     table holding only entries of the originals (damage is never
-//     rewritten as good data), also after reopening;
-//   - `ldb --db=D scan`, `ldb --db=D get KEY`, `sst_dump --file=F
-//     --command=check` and `--command=scan` exit 0 with exactly the right
-//     output, or exit 1 naming the damaged file after printing only a
-//     prefix of the right output; never by a signal.
-// Each trial is one seed (which table, which offsets, which bit masks);
-// a failure prints the seed and the flipped bytes to replay it.
+//     damaged file; never a wrong (e.g. shadowed) value, and never NotFound
+//     for a present key (a damaged filter must not make a key "absent");
+//   - a full scan and Seeks yield only right entries, in order, as a
+//     prefix of the whole answer, and stop early only with DataLoss;
+//   - CompactRange(nullptr, nullptr) succeeds with every key still right,
+//     or fails with DataLoss; then, and again after a reopen, every table
+//     in the directory is the damaged file untouched, an original
+//     untouched, an intact new table (sst_dump check passes) holding only
+//     entries of the originals, or the unfinished output of the failed
+//     compaction, which the DB does not use: damage is never rewritten as
+//     good data;
+//   - `ldb --db=D scan`, `ldb --db=D get KEY` (a key whose answer the
+//     damaged table holds), `sst_dump --file=F --command=check` and
+//     `--command=scan` exit 0 with exactly the right output, or exit 1
+//     naming the damaged file after printing only a prefix of the right
+//     output; never by a signal.
+// Each random trial is one seed (which table, offsets and bit masks); a
+// failure prints the seed and the flipped bytes to replay it.
+// SIFTDB_SWEEP_TRIALS (default 8 per compression and part) and
+// SIFTDB_SWEEP_SEED widen the sweep. FooterRedirectTest adds the damage no
+// CRC can see: a footer naming other intact blocks as index or metaindex.
 
 #include <algorithm>
 #include <cstdint>
@@ -38,7 +45,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -890,9 +896,10 @@ uint64_t SeedBase() {
 // built once per process and shared by the tests below (nullptr after a
 // fatal failure while building it).
 BaseDb* Base(CompressionType compression) {
-  static auto* const bases = new std::map<CompressionType, BaseDb*>;
-  auto it = bases->find(compression);
-  if (it != bases->end()) return it->second;
+  // Destroyed at exit, which removes the base DBs' directories.
+  static std::map<CompressionType, std::unique_ptr<BaseDb>> bases;
+  auto it = bases.find(compression);
+  if (it != bases.end()) return it->second.get();
   auto base = std::make_unique<BaseDb>();
   BuildBase(compression, base.get());
   if (::testing::Test::HasFatalFailure()) return nullptr;
@@ -913,11 +920,7 @@ BaseDb* Base(CompressionType compression) {
     if (r.exit_code != 0) return nullptr;
     base->sst_scan[name] = r.out;
   }
-  // Lives until the process ends (its TempDir is removed then).
-  static auto* const owned = new std::vector<std::unique_ptr<BaseDb>>;
-  owned->push_back(std::move(base));
-  (*bases)[compression] = owned->back().get();
-  return owned->back().get();
+  return (bases[compression] = std::move(base)).get();
 }
 
 // Runs `trials` on `base` (stopping at the first failure) and prints what
