@@ -29,9 +29,10 @@
 //     output; never by a signal.
 // Each random trial is one seed (which table, offsets and bit masks); a
 // failure prints the seed and the flipped bytes to replay it.
-// SIFTDB_SWEEP_TRIALS (default 8 per compression and part) and
-// SIFTDB_SWEEP_SEED widen the sweep. FooterRedirectTest adds the damage no
-// CRC can see: a footer naming other intact blocks as index or metaindex.
+// SIFTDB_SWEEP_TRIALS (default 8 per compression and part, 4 under a
+// sanitizer) and SIFTDB_SWEEP_SEED widen the sweep. FooterRedirectTest adds
+// the damage no CRC can see: a footer naming other intact blocks as index
+// or metaindex.
 
 #include <algorithm>
 #include <cstdint>
@@ -880,11 +881,27 @@ void BuildBase(CompressionType compression, BaseDb* base) {
   }
 }
 
+// Under a sanitizer every trial starts four sanitized tool processes,
+// each mapping its shadow memory: half the trials keep the suite's time
+// near the plain build's.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SIFTDB_SWEEP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SIFTDB_SWEEP_SANITIZED 1
+#endif
+#endif
+#ifdef SIFTDB_SWEEP_SANITIZED
+constexpr int kDefaultTrials = 4;
+#else
+constexpr int kDefaultTrials = 8;
+#endif
+
 // Trials per (compression, part); SIFTDB_SWEEP_TRIALS overrides, and
 // SIFTDB_SWEEP_SEED moves the seeds (to explore beyond the fixed ones).
 int TrialsPerPart() {
   const char* env = std::getenv("SIFTDB_SWEEP_TRIALS");
-  return env != nullptr ? std::max(1, std::atoi(env)) : 8;
+  return env != nullptr ? std::max(1, std::atoi(env)) : kDefaultTrials;
 }
 
 uint64_t SeedBase() {
