@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
+#include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
 #include "util/mutex.h"
 #include "util/random.h"
@@ -49,6 +50,16 @@ Options SmallOptions() {
   o.max_file_size = 16 << 10;      // many tables, frequent compactions
   o.max_bytes_for_level_base = 64 << 10;
   o.level0_file_num_compaction_trigger = 2;
+  return o;
+}
+
+// SmallOptions without compactions: tables stay where the checkpoint saw
+// them, so the copy can be compared with the original files.
+Options NoCompactionOptions() {
+  Options o = SmallOptions();
+  o.level0_file_num_compaction_trigger = 100;
+  o.level0_slowdown_writes_trigger = 100;
+  o.level0_stop_writes_trigger = 100;
   return o;
 }
 
@@ -140,7 +151,7 @@ TEST(CheckpointTest, QuietDBCopiesExactly) {
 
 TEST(CheckpointTest, TablesAreHardLinkedOnOneFileSystem) {
   test::TempDir dir;
-  auto db = DB::Open(SmallOptions(), dir.Join("db"));
+  auto db = DB::Open(NoCompactionOptions(), dir.Join("db"));
   ASSERT_TRUE(db.ok()) << db.status();
   for (int i = 0; i < 500; i++) {
     ASSERT_TRUE((*db)->Put(WriteOptions(), Key(i), std::string(200, 'v')).ok());
@@ -160,6 +171,46 @@ TEST(CheckpointTest, TablesAreHardLinkedOnOneFileSystem) {
     EXPECT_EQ(copy.st_ino, original.st_ino) << entry.path();
   }
   EXPECT_GT(tables, 0);
+}
+
+// An Env (or file system) without hard links: tables are copied.
+class NoLinkEnv final : public test::ForwardingEnv {
+ public:
+  absl::Status LinkFile(const std::string& src,
+                        const std::string& target) override {
+    return absl::UnimplementedError("no hard links here: " + src);
+  }
+};
+
+TEST(CheckpointTest, TablesAreCopiedWhenLinksAreUnavailable) {
+  test::TempDir dir;
+  NoLinkEnv env;
+  Options o = NoCompactionOptions();
+  o.env = &env;
+  auto db = DB::Open(o, dir.Join("db"));
+  ASSERT_TRUE(db.ok()) << db.status();
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 2000; i++) {
+    const std::string v = absl::StrFormat("v%d", i);
+    ASSERT_TRUE((*db)->Put(WriteOptions(), Key(i % kKeySpace), v).ok());
+    model[Key(i % kKeySpace)] = v;
+  }
+  ASSERT_TRUE((*db)->CreateCheckpoint(dir.Join("cp")).ok());
+  int tables = 0;
+  for (const auto& entry : fs::directory_iterator(dir.Join("cp"))) {
+    if (entry.path().extension() != ".sst") continue;
+    tables++;
+    struct stat copy, original;
+    ASSERT_EQ(0, stat(entry.path().c_str(), &copy));
+    ASSERT_EQ(
+        0,
+        stat((dir.Join("db") + "/" + entry.path().filename().string()).c_str(),
+             &original));
+    EXPECT_NE(copy.st_ino, original.st_ino) << entry.path();
+    EXPECT_EQ(copy.st_size, original.st_size) << entry.path();
+  }
+  EXPECT_GT(tables, 0);
+  EXPECT_EQ(model, OpenAndReadAll(dir.Join("cp")));
 }
 
 TEST(CheckpointTest, BadCallsGetClearErrors) {
