@@ -53,7 +53,13 @@ absl::StatusOr<std::unique_ptr<DB>> DB::OpenForReadOnly(
   if (dbname.empty()) {
     return absl::InvalidArgumentError("DB path is empty");
   }
-  auto sanitized = SanitizeOptions(options);
+  // The mirror options are ignored, so not checked either: a read-only
+  // tool may share a writer's configuration, in any build.
+  const bool mirror_requested =
+      options.remote_filter.mode != RemoteFilterOptions::Mode::kOff;
+  Options without_mirror = options;
+  without_mirror.remote_filter = RemoteFilterOptions();
+  auto sanitized = SanitizeOptions(without_mirror);
   if (!sanitized.ok()) return sanitized.status();
   Env* env = sanitized->env;
   if (!env->IsDirectory(dbname)) {
@@ -69,7 +75,7 @@ absl::StatusOr<std::unique_ptr<DB>> DB::OpenForReadOnly(
       s = impl->RecoverReadOnly();
     }
     if (s.ok()) {
-      if (sanitized->remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
+      if (mirror_requested) {
         impl->LogMessage(
             "read-only open: options.remote_filter ignored (a read-only DB "
             "never starts the Redis mirror writer)");
