@@ -36,7 +36,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "benchmark/benchmark.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
+#include "redis/bloom/redis_counting_bloom_impl.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 
@@ -160,7 +162,7 @@ bool FreshFilter(RedisBloom* bloom, int64_t capacity) {
 
 void BM_MAdd(benchmark::State& state) {
   auto client = Connect();
-  RedisBloom bloom(client.get());
+  RedisBloomImpl bloom(client.get());
   const int64_t capacity = state.range(0);
   if (!FreshFilter(&bloom, capacity)) {
     state.SkipWithError("reserve failed");
@@ -185,7 +187,7 @@ void BM_MAdd(benchmark::State& state) {
 
 void BM_MExists(benchmark::State& state) {
   auto client = Connect();
-  RedisBloom bloom(client.get());
+  RedisBloomImpl bloom(client.get());
   const int64_t capacity = state.range(0);
   const bool absent = state.range(1) == 1;
   // Half full at most, so that filling never adds a sub-filter.
@@ -224,7 +226,7 @@ void BM_MExists(benchmark::State& state) {
 // the older sub-filters (about log2(items / 100) of them).
 void BM_MAddGrown(benchmark::State& state) {
   auto client = Connect();
-  RedisBloom bloom(client.get());
+  RedisBloomImpl bloom(client.get());
   const uint64_t before = static_cast<uint64_t>(state.range(0));
   const std::string name = absl::StrCat("grown", before);
   (void)bloom.Delete(name);
@@ -345,7 +347,7 @@ int64_t MemoryUsage(RedisClient* client, const std::string& name,
 
 void MemoryReport() {
   auto client = Connect();
-  RedisBloom bloom(client.get());
+  RedisBloomImpl bloom(client.get());
   const size_t n = g_memory_items;
   std::printf(
       "\nMemory per item at 1%% (%zu items, MEMORY USAGE of all keys):\n", n);
@@ -380,7 +382,7 @@ void MemoryReport() {
 
 void ExpansionReport() {
   auto client = Connect();
-  RedisBloom bloom(client.get());
+  RedisBloomImpl bloom(client.get());
   std::printf("\nCost of an expansion (batches of %zu, 1%%):\n", g_batch);
   for (int64_t cap : {int64_t{100000}, int64_t{1000000}}) {
     std::string name = absl::StrCat("exp-", cap);

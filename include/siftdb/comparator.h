@@ -15,9 +15,11 @@
 #include <string>
 #include <string_view>
 
+#include "siftdb/export.h"
+
 namespace siftdb {
 
-class Comparator {
+class SIFTDB_EXPORT Comparator {
  public:
   virtual ~Comparator() = default;
 
@@ -38,7 +40,7 @@ class Comparator {
 
 // Lexicographic byte order (unsigned bytes). The result is a singleton that
 // lives for the whole process; never delete it.
-const Comparator* BytewiseComparator();
+SIFTDB_EXPORT const Comparator* BytewiseComparator();
 
 }  // namespace siftdb
 

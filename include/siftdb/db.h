@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "siftdb/comparator.h"
 #include "siftdb/env.h"
+#include "siftdb/export.h"
 #include "siftdb/filter_policy.h"
 #include "siftdb/iterator.h"
 #include "siftdb/options.h"
@@ -38,18 +39,18 @@
 namespace siftdb {
 
 // An immutable view of the database at one sequence number.
-class Snapshot {
+class SIFTDB_EXPORT Snapshot {
  protected:
   virtual ~Snapshot() = default;
 };
 
 // A range of user keys [start, limit).
-struct Range {
+struct SIFTDB_EXPORT Range {
   std::string_view start;
   std::string_view limit;
 };
 
-class DB {
+class SIFTDB_EXPORT DB {
  public:
   // Opens (or with create_if_missing creates) the database in directory
   // `path`, recovering any writes not yet flushed to tables.
@@ -153,7 +154,8 @@ class DB {
 };
 
 // Removes the database at `path` and its files. OK when it does not exist.
-absl::Status DestroyDB(const std::string& path, const Options& options);
+SIFTDB_EXPORT absl::Status DestroyDB(const std::string& path,
+                                     const Options& options);
 
 // Rebuilds the database at `path` from whatever of its logs and tables is
 // still readable, when its MANIFEST or tables are damaged: the newest
@@ -161,7 +163,8 @@ absl::Status DestroyDB(const std::string& path, const Options& options);
 // and table blocks are lost, and unreadable tables are moved to
 // <path>/lost/. The DB must not be open. A summary goes to
 // options.info_log when set.
-absl::Status RepairDB(const std::string& path, const Options& options);
+SIFTDB_EXPORT absl::Status RepairDB(const std::string& path,
+                                    const Options& options);
 
 }  // namespace siftdb
 

@@ -27,11 +27,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "siftdb/export.h"
 
 namespace siftdb {
 
 // Reads a file from start to end.
-class SequentialFile {
+class SIFTDB_EXPORT SequentialFile {
  public:
   SequentialFile() = default;
   SequentialFile(const SequentialFile&) = delete;
@@ -48,7 +49,7 @@ class SequentialFile {
 };
 
 // Reads a file at arbitrary offsets. Read() is safe from many threads.
-class RandomAccessFile {
+class SIFTDB_EXPORT RandomAccessFile {
  public:
   RandomAccessFile() = default;
   RandomAccessFile(const RandomAccessFile&) = delete;
@@ -71,7 +72,7 @@ class RandomAccessFile {
 // bytes are in the OS, so a process crash loses nothing flushed (the WAL
 // writer flushes every record); Sync() makes them survive a machine crash
 // too.
-class WritableFile {
+class SIFTDB_EXPORT WritableFile {
  public:
   WritableFile() = default;
   WritableFile(const WritableFile&) = delete;
@@ -87,7 +88,7 @@ class WritableFile {
 };
 
 // A held lock on a file; destroying it releases the lock.
-class FileLock {
+class SIFTDB_EXPORT FileLock {
  public:
   FileLock() = default;
   FileLock(const FileLock&) = delete;
@@ -96,7 +97,7 @@ class FileLock {
 };
 
 // A sink for human-readable log lines (the DB's LOG file).
-class Logger {
+class SIFTDB_EXPORT Logger {
  public:
   Logger() = default;
   Logger(const Logger&) = delete;
@@ -107,7 +108,7 @@ class Logger {
   virtual void Log(std::string_view message) = 0;
 };
 
-class Env {
+class SIFTDB_EXPORT Env {
  public:
   Env() = default;
   Env(const Env&) = delete;
@@ -169,10 +170,11 @@ class Env {
 };
 
 // Convenience helpers over any Env.
-absl::Status WriteStringToFile(Env* env, std::string_view data,
-                               const std::string& fname, bool sync);
-absl::StatusOr<std::string> ReadFileToString(Env* env,
-                                             const std::string& fname);
+SIFTDB_EXPORT absl::Status WriteStringToFile(Env* env, std::string_view data,
+                                             const std::string& fname,
+                                             bool sync);
+SIFTDB_EXPORT absl::StatusOr<std::string> ReadFileToString(
+    Env* env, const std::string& fname);
 
 }  // namespace siftdb
 

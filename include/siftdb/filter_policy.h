@@ -24,11 +24,12 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "siftdb/export.h"
 
 namespace siftdb {
 
 // Accumulates keys (hashing each once) and serializes a filter over them.
-class FilterBitsBuilder {
+class SIFTDB_EXPORT FilterBitsBuilder {
  public:
   FilterBitsBuilder() = default;
   FilterBitsBuilder(const FilterBitsBuilder&) = delete;
@@ -44,7 +45,7 @@ class FilterBitsBuilder {
   virtual void Finish(std::string* dst) = 0;
 };
 
-class FilterPolicy {
+class SIFTDB_EXPORT FilterPolicy {
  public:
   virtual ~FilterPolicy() = default;
 
@@ -79,18 +80,19 @@ class FilterPolicy {
 // treats as "may match" (the policy still reads filters built by other
 // configurations). To disable filters, set Options.filter_bits_per_key = 0,
 // which skips building them altogether.
-std::shared_ptr<const FilterPolicy> NewBloomFilterPolicy(double bits_per_key);
+SIFTDB_EXPORT std::shared_ptr<const FilterPolicy> NewBloomFilterPolicy(
+    double bits_per_key);
 
 // A classic Bloom filter whose k probes (double hashing) span the whole bit
 // array: m = n * bits_per_key bits (whole bytes, at least 64) and
 // k = round(bits_per_key * ln 2). Name: "siftdb.ClassicBloom".
-std::shared_ptr<const FilterPolicy> NewClassicBloomFilterPolicy(
+SIFTDB_EXPORT std::shared_ptr<const FilterPolicy> NewClassicBloomFilterPolicy(
     double bits_per_key);
 
 // The policy whose Name() is `name`, configured with bits_per_key.
 // NotFound for an unknown name.
-absl::StatusOr<std::shared_ptr<const FilterPolicy>> FilterPolicyFromName(
-    std::string_view name, double bits_per_key);
+SIFTDB_EXPORT absl::StatusOr<std::shared_ptr<const FilterPolicy>>
+FilterPolicyFromName(std::string_view name, double bits_per_key);
 
 }  // namespace siftdb
 

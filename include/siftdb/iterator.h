@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "siftdb/export.h"
 
 namespace siftdb {
 
-class Iterator {
+class SIFTDB_EXPORT Iterator {
  public:
   Iterator() = default;
   Iterator(const Iterator&) = delete;
@@ -51,8 +52,8 @@ class Iterator {
 };
 
 // An iterator over nothing, carrying `status` (OK by default).
-std::unique_ptr<Iterator> NewEmptyIterator();
-std::unique_ptr<Iterator> NewErrorIterator(absl::Status status);
+SIFTDB_EXPORT std::unique_ptr<Iterator> NewEmptyIterator();
+SIFTDB_EXPORT std::unique_ptr<Iterator> NewErrorIterator(absl::Status status);
 
 }  // namespace siftdb
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "siftdb/export.h"
+
 namespace siftdb {
 
 class Comparator;
@@ -39,7 +41,7 @@ inline constexpr size_t kMaxWriteBatchSize = size_t{1} << 30;  // 1 GiB
 
 // Mirroring of the DB's filters into Redis, so that services without the DB
 // can pre-check "could key K exist?" (docs/redis_mirror.md).
-struct RemoteFilterOptions {
+struct SIFTDB_EXPORT RemoteFilterOptions {
   enum class Mode {
     kOff,    // no mirror (default)
     kAsync,  // the mirror lags writes by a bounded amount; the Redis
@@ -74,7 +76,7 @@ struct RemoteFilterOptions {
   int delete_grace_ms = 10000;
 };
 
-struct Options {
+struct SIFTDB_EXPORT Options {
   // Key order; persisted by name. Default: BytewiseComparator().
   const Comparator* comparator = nullptr;
   bool create_if_missing = false;
@@ -158,7 +160,7 @@ struct Options {
   RemoteFilterOptions remote_filter;
 };
 
-struct ReadOptions {
+struct SIFTDB_EXPORT ReadOptions {
   // Verify the CRC of every block read from a table file (RocksDB's
   // default too). A block that goes into the block cache is verified
   // whatever this says, so the cache never holds unchecked bytes.
@@ -169,13 +171,13 @@ struct ReadOptions {
   const Snapshot* snapshot = nullptr;
 };
 
-struct FlushOptions {
+struct SIFTDB_EXPORT FlushOptions {
   // Wait until the flushed MemTable is a level-0 table in the MANIFEST.
   // False: return once the MemTable is frozen and queued for flushing.
   bool wait = true;
 };
 
-struct WriteOptions {
+struct SIFTDB_EXPORT WriteOptions {
   // fdatasync the log before the write returns. Without it a write survives
   // a process crash but may be lost in a machine crash.
   bool sync = false;

@@ -42,21 +42,18 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "siftdb/export.h"
 
 namespace siftdb {
 
-class RedisClient;
-
-struct RedisBloomOptions {
+struct SIFTDB_EXPORT RedisBloomOptions {
   // "host:port", "[v6]:port", "unix:/path" or "/path".
   std::string endpoint = "127.0.0.1:6379";
   // AUTH username password (ACL) or AUTH password when password is set.
@@ -74,7 +71,7 @@ inline constexpr size_t kMaxScriptItems = 16384;
 
 // BF.INSERT's options. capacity/error_rate/expansion only matter when the
 // call creates the filter.
-struct BloomInsertOptions {
+struct SIFTDB_EXPORT BloomInsertOptions {
   std::optional<int64_t> capacity;
   std::optional<double> error_rate;
   std::optional<int64_t> expansion;
@@ -82,7 +79,7 @@ struct BloomInsertOptions {
   bool nonscaling = false;
 };
 
-struct BloomSubFilterInfo {
+struct SIFTDB_EXPORT BloomSubFilterInfo {
   uint64_t capacity = 0;
   double error_rate = 0;
   double bits_per_entry = 0;
@@ -92,7 +89,7 @@ struct BloomSubFilterInfo {
   uint64_t items = 0;
 };
 
-struct BloomInfo {
+struct SIFTDB_EXPORT BloomInfo {
   // BF.INFO's fields.
   uint64_t capacity = 0;  // sum of the sub-filters' capacities
   uint64_t size = 0;      // RedisBloom's memory figure (struct sizes + bits)
@@ -111,103 +108,79 @@ struct BloomInfo {
 // = maybe already present). When processing stopped early (a NONSCALING
 // filter is full, or a new sub-filter would exceed Redis's string limit),
 // `stopped` says why and `added` is shorter than the input.
-struct BloomAddResults {
+struct SIFTDB_EXPORT BloomAddResults {
   std::vector<bool> added;
   absl::Status stopped;
 };
 
-struct BloomDumpChunk {
+struct SIFTDB_EXPORT BloomDumpChunk {
   int64_t next_iterator = 0;  // 0 when the dump is complete
   std::string data;
 };
 
 // The RedisBloom reply text attached to a status by this API, if any.
-std::optional<std::string> RedisBloomReplyText(const absl::Status& status);
+SIFTDB_EXPORT std::optional<std::string> RedisBloomReplyText(
+    const absl::Status& status);
 
-class RedisBloom {
+class SIFTDB_EXPORT RedisBloom {
  public:
   // Connects (retrying until options.retry_deadline).
   static absl::StatusOr<std::unique_ptr<RedisBloom>> Open(
       const RedisBloomOptions& options);
-  // Uses a connection owned by the caller, which must outlive this object
-  // (siftdb-internal: the BF.* interpreter shares one connection).
-  explicit RedisBloom(RedisClient* client);
 
   RedisBloom(const RedisBloom&) = delete;
   RedisBloom& operator=(const RedisBloom&) = delete;
-  ~RedisBloom();
+  virtual ~RedisBloom();
 
   // BF.RESERVE. expansion >= 1; nonscaling filters never grow.
+  virtual absl::Status Reserve(std::string_view name, double error_rate,
+                               int64_t capacity, int64_t expansion,
+                               bool nonscaling) = 0;
+  // BF.RESERVE of a scaling filter.
   absl::Status Reserve(std::string_view name, double error_rate,
-                       int64_t capacity, int64_t expansion = 2,
-                       bool nonscaling = false);
+                       int64_t capacity, int64_t expansion = 2) {
+    return Reserve(name, error_rate, capacity, expansion, false);
+  }
   // BF.ADD: true when the item set a bit (new), false when maybe present.
   // Creates a missing filter with capacity 100, error 0.01, expansion 2.
-  absl::StatusOr<bool> Add(std::string_view name, std::string_view item);
-  absl::StatusOr<BloomAddResults> MAdd(
-      std::string_view name, const std::vector<std::string_view>& items);
-  absl::StatusOr<BloomAddResults> MAdd(std::string_view name,
-                                       const std::vector<std::string>& items);
-  absl::StatusOr<BloomAddResults> Insert(
+  virtual absl::StatusOr<bool> Add(std::string_view name,
+                                   std::string_view item) = 0;
+  virtual absl::StatusOr<BloomAddResults> MAdd(
+      std::string_view name, const std::vector<std::string_view>& items) = 0;
+  virtual absl::StatusOr<BloomAddResults> MAdd(
+      std::string_view name, const std::vector<std::string>& items) = 0;
+  virtual absl::StatusOr<BloomAddResults> Insert(
       std::string_view name, const std::vector<std::string_view>& items,
-      const BloomInsertOptions& options);
+      const BloomInsertOptions& options) = 0;
   // BF.EXISTS / BF.MEXISTS: false for a missing (or non-filter) key.
-  absl::StatusOr<bool> Exists(std::string_view name, std::string_view item);
-  absl::StatusOr<std::vector<bool>> MExists(
-      std::string_view name, const std::vector<std::string_view>& items);
-  absl::StatusOr<std::vector<bool>> MExists(
-      std::string_view name, const std::vector<std::string>& items);
-  absl::StatusOr<BloomInfo> Info(std::string_view name);
+  virtual absl::StatusOr<bool> Exists(std::string_view name,
+                                      std::string_view item) = 0;
+  virtual absl::StatusOr<std::vector<bool>> MExists(
+      std::string_view name, const std::vector<std::string_view>& items) = 0;
+  virtual absl::StatusOr<std::vector<bool>> MExists(
+      std::string_view name, const std::vector<std::string>& items) = 0;
+  virtual absl::StatusOr<BloomInfo> Info(std::string_view name) = 0;
   // BF.CARD: 0 for a missing filter.
-  absl::StatusOr<int64_t> Card(std::string_view name);
+  virtual absl::StatusOr<int64_t> Card(std::string_view name) = 0;
   // BF.SCANDUMP: start with iterator 0, pass back next_iterator until 0.
-  absl::StatusOr<BloomDumpChunk> ScanDump(std::string_view name,
-                                          int64_t iterator);
+  virtual absl::StatusOr<BloomDumpChunk> ScanDump(std::string_view name,
+                                                  int64_t iterator) = 0;
   // BF.LOADCHUNK: the header (iterator 1) creates the filter, which must
   // not exist; data chunks need it.
-  absl::Status LoadChunk(std::string_view name, int64_t iterator,
-                         std::string_view data);
+  virtual absl::Status LoadChunk(std::string_view name, int64_t iterator,
+                                 std::string_view data) = 0;
   // Removes the filter's keys; false when it did not exist.
-  absl::StatusOr<bool> Delete(std::string_view name);
+  virtual absl::StatusOr<bool> Delete(std::string_view name) = 0;
 
   // Redis key names of a filter.
   static std::string MetaKey(std::string_view name);
   static std::string BitmapKey(std::string_view name, size_t index);
 
-  // Opaque per-filter client state (cached layout); defined in the .cc.
-  struct Layout;
-
- private:
-  enum class CreateMode { kReserve, kAdd, kNoCreate };
-  struct CreateParams {
-    double error_rate;
-    int64_t capacity;
-    int64_t expansion;
-    bool nonscaling;
-  };
-
-  absl::StatusOr<BloomAddResults> AddBatch(
-      std::string_view name, const std::vector<std::string_view>& items,
-      CreateMode mode, const CreateParams& create);
-  absl::StatusOr<BloomAddResults> AddChunk(
-      std::string_view name, const std::vector<std::string_view>& items,
-      size_t begin, size_t end, CreateMode mode, const CreateParams& create);
-  absl::StatusOr<std::vector<bool>> ExistsChunk(
-      std::string_view name, const std::vector<std::string_view>& items,
-      size_t begin, size_t end);
-  // Reads the meta hash into the cache. NotFound when missing,
-  // FailedPrecondition (WRONGTYPE) when the key is not a filter.
-  absl::StatusOr<const Layout*> Fetch(std::string_view name);
-  absl::StatusOr<const Layout*> Cached(std::string_view name);
-  std::string NewId();
-
-  std::unique_ptr<RedisClient> owned_client_;
-  RedisClient* client_;
-  absl::flat_hash_map<std::string, std::unique_ptr<Layout>> cache_;
-  std::mt19937_64 rng_;
+ protected:
+  RedisBloom() = default;
 };
 
-struct CountingBloomInfo {
+struct SIFTDB_EXPORT CountingBloomInfo {
   uint64_t capacity = 0;
   double error_rate = 0;
   uint64_t counters = 0;  // 4-bit cells
@@ -222,56 +195,38 @@ struct CountingBloomInfo {
 // minimum cell. Removing an item that was added never makes another added
 // item read as absent. Sized like a classic Bloom filter (no scaling): past
 // its capacity the false-positive rate rises.
-class RedisCountingBloom {
+class SIFTDB_EXPORT RedisCountingBloom {
  public:
   static absl::StatusOr<std::unique_ptr<RedisCountingBloom>> Open(
       const RedisBloomOptions& options);
-  explicit RedisCountingBloom(RedisClient* client);
 
   RedisCountingBloom(const RedisCountingBloom&) = delete;
   RedisCountingBloom& operator=(const RedisCountingBloom&) = delete;
-  ~RedisCountingBloom();
+  virtual ~RedisCountingBloom();
 
   // Creates the filter; AlreadyExists when it exists.
-  absl::Status Reserve(std::string_view name, double error_rate,
-                       int64_t capacity);
+  virtual absl::Status Reserve(std::string_view name, double error_rate,
+                               int64_t capacity) = 0;
   // Per item: true when it was absent before (some cell was 0). Creates a
   // missing filter with capacity 100, error 0.01.
-  absl::StatusOr<std::vector<bool>> Add(
-      std::string_view name, const std::vector<std::string_view>& items);
+  virtual absl::StatusOr<std::vector<bool>> Add(
+      std::string_view name, const std::vector<std::string_view>& items) = 0;
   // Per item: true when it was present and has been removed.
-  absl::StatusOr<std::vector<bool>> Remove(
-      std::string_view name, const std::vector<std::string_view>& items);
-  absl::StatusOr<std::vector<bool>> Exists(
-      std::string_view name, const std::vector<std::string_view>& items);
+  virtual absl::StatusOr<std::vector<bool>> Remove(
+      std::string_view name, const std::vector<std::string_view>& items) = 0;
+  virtual absl::StatusOr<std::vector<bool>> Exists(
+      std::string_view name, const std::vector<std::string_view>& items) = 0;
   // Per item: the minimum of its cells (15 means "15 or more").
-  absl::StatusOr<std::vector<uint32_t>> Count(
-      std::string_view name, const std::vector<std::string_view>& items);
-  absl::StatusOr<CountingBloomInfo> Info(std::string_view name);
-  absl::StatusOr<bool> Delete(std::string_view name);
+  virtual absl::StatusOr<std::vector<uint32_t>> Count(
+      std::string_view name, const std::vector<std::string_view>& items) = 0;
+  virtual absl::StatusOr<CountingBloomInfo> Info(std::string_view name) = 0;
+  virtual absl::StatusOr<bool> Delete(std::string_view name) = 0;
 
   static std::string MetaKey(std::string_view name);
   static std::string CountersKey(std::string_view name);
 
- private:
-  struct Geometry {
-    std::string id;
-    uint64_t counters = 0;
-    uint32_t hashes = 0;
-  };
-  absl::StatusOr<Geometry> GetGeometry(std::string_view name, bool create);
-  absl::Status Create(std::string_view name, double error_rate,
-                      int64_t capacity, bool fail_if_exists);
-  absl::StatusOr<std::vector<uint32_t>> Read(
-      std::string_view name, const std::vector<std::string_view>& items);
-  absl::StatusOr<std::vector<bool>> Update(
-      std::string_view name, const std::vector<std::string_view>& items,
-      bool add);
-
-  std::unique_ptr<RedisClient> owned_client_;
-  RedisClient* client_;
-  absl::flat_hash_map<std::string, Geometry> cache_;
-  std::mt19937_64 rng_;
+ protected:
+  RedisCountingBloom() = default;
 };
 
 }  // namespace siftdb

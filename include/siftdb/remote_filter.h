@@ -58,10 +58,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "siftdb/export.h"
 
 namespace siftdb {
 
-struct RemoteFilterReaderOptions {
+struct SIFTDB_EXPORT RemoteFilterReaderOptions {
   // A standalone server or replica ("host:port", "[v6]:port",
   // "unix:/path"), or seed nodes of a Redis Cluster.
   std::vector<std::string> endpoints;
@@ -101,13 +102,13 @@ struct RemoteFilterReaderOptions {
 
 // Up to where an async mirror is complete, as of the last MayContainMany
 // call (the minimum over its batches).
-struct RemoteFilterWatermark {
+struct SIFTDB_EXPORT RemoteFilterWatermark {
   uint64_t complete_seq = 0;
   int64_t complete_unix_ms = 0;
   std::string mode;  // "sync" or "async"
 };
 
-struct RemoteFilterStats {
+struct SIFTDB_EXPORT RemoteFilterStats {
   uint64_t keys = 0;
   uint64_t batches = 0;
   uint64_t round_trips = 0;
@@ -123,7 +124,7 @@ struct RemoteFilterStats {
   uint64_t cache_evictions = 0;
 };
 
-class RemoteFilter {
+class SIFTDB_EXPORT RemoteFilter {
  public:
   // Connects and reads the manifest. Errors: InvalidArgument (bad endpoint
   // or name), Unauthenticated (AUTH refused), Unavailable (no endpoint

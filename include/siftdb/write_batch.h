@@ -16,10 +16,11 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "siftdb/export.h"
 
 namespace siftdb {
 
-class WriteBatch {
+class SIFTDB_EXPORT WriteBatch {
  public:
   // Receives the updates of a batch in order.
   class Handler {

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "redis/bloom/redis_bloom_dump.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
 #include "redis/bloom/redis_bloom_probes.h"
 #include "redis/bloom/redis_bloom_scripts.h"
@@ -93,19 +94,24 @@ absl::StatusOr<std::unique_ptr<RedisBloom>> RedisBloom::Open(
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();
-  auto bloom = std::make_unique<RedisBloom>(client->get());
-  bloom->owned_client_ = std::move(*client);
-  return bloom;
+  return std::make_unique<RedisBloomImpl>(*std::move(client));
 }
-
-RedisBloom::RedisBloom(RedisClient* client)
-    : client_(client), rng_(redis_bloom::RandomSeed(this)) {}
 
 RedisBloom::~RedisBloom() = default;
 
-std::string RedisBloom::NewId() { return absl::StrFormat("%016x", rng_()); }
+RedisBloomImpl::RedisBloomImpl(RedisClient* client)
+    : client_(client), rng_(redis_bloom::RandomSeed(this)) {}
 
-absl::StatusOr<const RedisBloom::Layout*> RedisBloom::Fetch(
+RedisBloomImpl::RedisBloomImpl(std::unique_ptr<RedisClient> client)
+    : RedisBloomImpl(client.get()) {
+  owned_client_ = std::move(client);
+}
+
+RedisBloomImpl::~RedisBloomImpl() = default;
+
+std::string RedisBloomImpl::NewId() { return absl::StrFormat("%016x", rng_()); }
+
+absl::StatusOr<const RedisBloomImpl::Layout*> RedisBloomImpl::Fetch(
     std::string_view name) {
   cache_.erase(std::string(name));
   const std::string meta = MetaKey(name);
@@ -167,16 +173,16 @@ absl::StatusOr<const RedisBloom::Layout*> RedisBloom::Fetch(
   return out;
 }
 
-absl::StatusOr<const RedisBloom::Layout*> RedisBloom::Cached(
+absl::StatusOr<const RedisBloomImpl::Layout*> RedisBloomImpl::Cached(
     std::string_view name) {
   auto it = cache_.find(std::string(name));
   if (it != cache_.end()) return it->second.get();
   return Fetch(name);
 }
 
-absl::Status RedisBloom::Reserve(std::string_view name, double error_rate,
-                                 int64_t capacity, int64_t expansion,
-                                 bool nonscaling) {
+absl::Status RedisBloomImpl::Reserve(std::string_view name, double error_rate,
+                                     int64_t capacity, int64_t expansion,
+                                     bool nonscaling) {
   absl::Status s = redis_bloom::ValidateParams(error_rate, capacity,
                                                nonscaling ? 1 : expansion);
   if (!s.ok()) return s;
@@ -186,15 +192,15 @@ absl::Status RedisBloom::Reserve(std::string_view name, double error_rate,
   return r.status();
 }
 
-absl::StatusOr<bool> RedisBloom::Add(std::string_view name,
-                                     std::string_view item) {
+absl::StatusOr<bool> RedisBloomImpl::Add(std::string_view name,
+                                         std::string_view item) {
   absl::StatusOr<BloomAddResults> r = MAdd(name, std::vector{item});
   if (!r.ok()) return r.status();
   if (!r->stopped.ok()) return r->stopped;
   return r->added.at(0);
 }
 
-absl::StatusOr<BloomAddResults> RedisBloom::MAdd(
+absl::StatusOr<BloomAddResults> RedisBloomImpl::MAdd(
     std::string_view name, const std::vector<std::string_view>& items) {
   return AddBatch(
       name, items, CreateMode::kAdd,
@@ -203,13 +209,13 @@ absl::StatusOr<BloomAddResults> RedisBloom::MAdd(
                    redis_bloom::kDefaultExpansion, false});
 }
 
-absl::StatusOr<BloomAddResults> RedisBloom::MAdd(
+absl::StatusOr<BloomAddResults> RedisBloomImpl::MAdd(
     std::string_view name, const std::vector<std::string>& items) {
   std::vector<std::string_view> views(items.begin(), items.end());
   return MAdd(name, views);
 }
 
-absl::StatusOr<BloomAddResults> RedisBloom::Insert(
+absl::StatusOr<BloomAddResults> RedisBloomImpl::Insert(
     std::string_view name, const std::vector<std::string_view>& items,
     const BloomInsertOptions& options) {
   CreateParams p{options.error_rate.value_or(redis_bloom::kDefaultErrorRate),
@@ -225,7 +231,7 @@ absl::StatusOr<BloomAddResults> RedisBloom::Insert(
                   p);
 }
 
-absl::StatusOr<BloomAddResults> RedisBloom::AddBatch(
+absl::StatusOr<BloomAddResults> RedisBloomImpl::AddBatch(
     std::string_view name, const std::vector<std::string_view>& items,
     CreateMode mode, const CreateParams& create) {
   BloomAddResults all;
@@ -246,7 +252,7 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddBatch(
   return all;
 }
 
-absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
+absl::StatusOr<BloomAddResults> RedisBloomImpl::AddChunk(
     std::string_view name, const std::vector<std::string_view>& items,
     size_t begin, size_t end, CreateMode mode, const CreateParams& create) {
   const uint64_t n = end - begin;
@@ -419,7 +425,7 @@ absl::StatusOr<BloomAddResults> RedisBloom::AddChunk(
   return TooContended(name);
 }
 
-absl::StatusOr<BloomInfo> RedisBloom::Info(std::string_view name) {
+absl::StatusOr<BloomInfo> RedisBloomImpl::Info(std::string_view name) {
   absl::StatusOr<const Layout*> got = Fetch(name);
   if (!got.ok()) return got.status();
   const Layout& l = **got;
@@ -448,7 +454,7 @@ absl::StatusOr<BloomInfo> RedisBloom::Info(std::string_view name) {
   return info;
 }
 
-absl::StatusOr<int64_t> RedisBloom::Card(std::string_view name) {
+absl::StatusOr<int64_t> RedisBloomImpl::Card(std::string_view name) {
   absl::StatusOr<RedisReply> reply =
       client_->Command({"HGET", MetaKey(name), "inserted_count"});
   if (!reply.ok()) return reply.status();
@@ -465,7 +471,7 @@ absl::StatusOr<int64_t> RedisBloom::Card(std::string_view name) {
   return static_cast<int64_t>(v);
 }
 
-absl::StatusOr<bool> RedisBloom::Delete(std::string_view name) {
+absl::StatusOr<bool> RedisBloomImpl::Delete(std::string_view name) {
   cache_.erase(std::string(name));
   absl::StatusOr<RedisReply> reply =
       client_->Eval(redis_bloom::DeleteScript(), {MetaKey(name)}, RedisArgs());

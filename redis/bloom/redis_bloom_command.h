@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "redis/bloom/redis_bloom_impl.h"
+#include "redis/bloom/redis_counting_bloom_impl.h"
 #include "redis/client/redis_client.h"
 #include "redis/client/redis_reply.h"
 #include "siftdb/redis_bloom.h"
@@ -67,8 +69,8 @@ class RedisBloomCommands {
   RedisReply Passthrough(const Argv& a);
 
   RedisClient* client_;
-  RedisBloom bloom_;
-  RedisCountingBloom counting_;
+  RedisBloomImpl bloom_;
+  RedisCountingBloomImpl counting_;
 };
 
 // The error reply for a status from the filter API: its RedisBloom reply

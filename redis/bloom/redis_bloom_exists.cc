@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
 #include "redis/bloom/redis_bloom_probes.h"
 #include "redis/bloom/redis_bloom_scripts.h"
@@ -95,7 +96,7 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> ReadBits(
 // nullopt: the token changed, refresh and retry.
 absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
     RedisClient* client, std::string_view name,
-    const RedisBloom::Layout& layout,
+    const RedisBloomImpl::Layout& layout,
     const std::vector<redis_bloom::HashPair>& h) {
   const LinkSpec& spec = layout.links[0].spec;
   const std::string key = RedisBloom::BitmapKey(name, 0);
@@ -147,20 +148,20 @@ absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
 
 }  // namespace
 
-absl::StatusOr<bool> RedisBloom::Exists(std::string_view name,
-                                        std::string_view item) {
+absl::StatusOr<bool> RedisBloomImpl::Exists(std::string_view name,
+                                            std::string_view item) {
   absl::StatusOr<std::vector<bool>> r = MExists(name, std::vector{item});
   if (!r.ok()) return r.status();
   return r->at(0);
 }
 
-absl::StatusOr<std::vector<bool>> RedisBloom::MExists(
+absl::StatusOr<std::vector<bool>> RedisBloomImpl::MExists(
     std::string_view name, const std::vector<std::string>& items) {
   std::vector<std::string_view> views(items.begin(), items.end());
   return MExists(name, views);
 }
 
-absl::StatusOr<std::vector<bool>> RedisBloom::MExists(
+absl::StatusOr<std::vector<bool>> RedisBloomImpl::MExists(
     std::string_view name, const std::vector<std::string_view>& items) {
   std::vector<bool> all;
   all.reserve(items.size());
@@ -174,7 +175,7 @@ absl::StatusOr<std::vector<bool>> RedisBloom::MExists(
   return all;
 }
 
-absl::StatusOr<std::vector<bool>> RedisBloom::ExistsChunk(
+absl::StatusOr<std::vector<bool>> RedisBloomImpl::ExistsChunk(
     std::string_view name, const std::vector<std::string_view>& items,
     size_t begin, size_t end) {
   const size_t n = end - begin;

@@ -1,7 +1,7 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// RedisBloom::ScanDump / LoadChunk: BF.SCANDUMP and BF.LOADCHUNK with
+// RedisBloomImpl::ScanDump / LoadChunk: BF.SCANDUMP and BF.LOADCHUNK with
 // RedisBloom's iterator protocol and header (redis/bloom/redis_bloom_dump.h).
 // A dump reads the meta hash, then each chunk with GETRANGE inside
 // MULTI/EXEC together with the filter's token, so a filter deleted or
@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "redis/bloom/redis_bloom_dump.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
 #include "redis/bloom/redis_bloom_scripts.h"
 #include "redis/bloom/redis_bloom_util.h"
@@ -40,8 +41,8 @@ using redis_bloom::TooContended;
 using redis_bloom::UnexpectedReply;
 using redis_bloom::WithReply;
 
-absl::StatusOr<BloomDumpChunk> RedisBloom::ScanDump(std::string_view name,
-                                                    int64_t iterator) {
+absl::StatusOr<BloomDumpChunk> RedisBloomImpl::ScanDump(std::string_view name,
+                                                        int64_t iterator) {
   if (iterator == 0) {
     absl::StatusOr<const Layout*> got = Fetch(name);
     if (!got.ok()) return got.status();
@@ -102,8 +103,8 @@ absl::StatusOr<BloomDumpChunk> RedisBloom::ScanDump(std::string_view name,
   return TooContended(name);
 }
 
-absl::Status RedisBloom::LoadChunk(std::string_view name, int64_t iterator,
-                                   std::string_view data) {
+absl::Status RedisBloomImpl::LoadChunk(std::string_view name, int64_t iterator,
+                                       std::string_view data) {
   if (iterator == 1) {
     absl::StatusOr<ChainHeader> header = redis_bloom::DecodeHeader(data);
     if (!header.ok()) {

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "redis/bloom/redis_bloom_dump.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 
@@ -78,7 +79,7 @@ namespace siftdb {
 // RedisBloom's client-side view of one filter, as last read from or written
 // to Redis: the token "<id>:<version>" guards every script call, so a stale
 // view only costs a retry.
-struct RedisBloom::Layout {
+struct RedisBloomImpl::Layout {
   std::string id;
   int64_t version = 0;
   uint32_t options = redis_bloom::kOptDefault;

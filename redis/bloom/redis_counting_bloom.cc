@@ -19,6 +19,7 @@
 #include "redis/bloom/redis_bloom_layout.h"
 #include "redis/bloom/redis_bloom_scripts.h"
 #include "redis/bloom/redis_bloom_util.h"
+#include "redis/bloom/redis_counting_bloom_impl.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 #include "util/absl_compat.h"
@@ -104,19 +105,25 @@ absl::StatusOr<std::unique_ptr<RedisCountingBloom>> RedisCountingBloom::Open(
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();
-  auto bloom = std::make_unique<RedisCountingBloom>(client->get());
-  bloom->owned_client_ = std::move(*client);
-  return bloom;
+  return std::make_unique<RedisCountingBloomImpl>(*std::move(client));
 }
-
-RedisCountingBloom::RedisCountingBloom(RedisClient* client)
-    : client_(client), rng_(redis_bloom::RandomSeed(this)) {}
 
 RedisCountingBloom::~RedisCountingBloom() = default;
 
-absl::Status RedisCountingBloom::Create(std::string_view name,
-                                        double error_rate, int64_t capacity,
-                                        bool fail_if_exists) {
+RedisCountingBloomImpl::RedisCountingBloomImpl(RedisClient* client)
+    : client_(client), rng_(redis_bloom::RandomSeed(this)) {}
+
+RedisCountingBloomImpl::RedisCountingBloomImpl(
+    std::unique_ptr<RedisClient> client)
+    : RedisCountingBloomImpl(client.get()) {
+  owned_client_ = std::move(client);
+}
+
+RedisCountingBloomImpl::~RedisCountingBloomImpl() = default;
+
+absl::Status RedisCountingBloomImpl::Create(std::string_view name,
+                                            double error_rate, int64_t capacity,
+                                            bool fail_if_exists) {
   absl::Status s = redis_bloom::ValidateParams(error_rate, capacity, 1);
   if (!s.ok()) return s;
   absl::StatusOr<redis_bloom::LinkSpec> spec =
@@ -148,13 +155,14 @@ absl::Status RedisCountingBloom::Create(std::string_view name,
   return absl::OkStatus();
 }
 
-absl::Status RedisCountingBloom::Reserve(std::string_view name,
-                                         double error_rate, int64_t capacity) {
+absl::Status RedisCountingBloomImpl::Reserve(std::string_view name,
+                                             double error_rate,
+                                             int64_t capacity) {
   return Create(name, error_rate, capacity, /*fail_if_exists=*/true);
 }
 
-absl::StatusOr<RedisCountingBloom::Geometry> RedisCountingBloom::GetGeometry(
-    std::string_view name, bool create) {
+absl::StatusOr<RedisCountingBloomImpl::Geometry>
+RedisCountingBloomImpl::GetGeometry(std::string_view name, bool create) {
   auto it = cache_.find(std::string(name));
   if (it != cache_.end()) return it->second;
   for (int attempt = 0; attempt < 2; attempt++) {
@@ -190,7 +198,7 @@ absl::StatusOr<RedisCountingBloom::Geometry> RedisCountingBloom::GetGeometry(
   return NotFound(name);
 }
 
-absl::StatusOr<std::vector<bool>> RedisCountingBloom::Update(
+absl::StatusOr<std::vector<bool>> RedisCountingBloomImpl::Update(
     std::string_view name, const std::vector<std::string_view>& items,
     bool add) {
   if (items.empty()) return std::vector<bool>();
@@ -226,17 +234,17 @@ absl::StatusOr<std::vector<bool>> RedisCountingBloom::Update(
   return absl::AbortedError(Quoted(name) + ": kept changing under us");
 }
 
-absl::StatusOr<std::vector<bool>> RedisCountingBloom::Add(
+absl::StatusOr<std::vector<bool>> RedisCountingBloomImpl::Add(
     std::string_view name, const std::vector<std::string_view>& items) {
   return Update(name, items, /*add=*/true);
 }
 
-absl::StatusOr<std::vector<bool>> RedisCountingBloom::Remove(
+absl::StatusOr<std::vector<bool>> RedisCountingBloomImpl::Remove(
     std::string_view name, const std::vector<std::string_view>& items) {
   return Update(name, items, /*add=*/false);
 }
 
-absl::StatusOr<std::vector<uint32_t>> RedisCountingBloom::Read(
+absl::StatusOr<std::vector<uint32_t>> RedisCountingBloomImpl::Read(
     std::string_view name, const std::vector<std::string_view>& items) {
   if (items.empty()) return std::vector<uint32_t>();
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
@@ -277,7 +285,7 @@ absl::StatusOr<std::vector<uint32_t>> RedisCountingBloom::Read(
   return absl::AbortedError(Quoted(name) + ": kept changing under us");
 }
 
-absl::StatusOr<std::vector<bool>> RedisCountingBloom::Exists(
+absl::StatusOr<std::vector<bool>> RedisCountingBloomImpl::Exists(
     std::string_view name, const std::vector<std::string_view>& items) {
   absl::StatusOr<std::vector<uint32_t>> counts = Read(name, items);
   if (!counts.ok()) return counts.status();
@@ -286,12 +294,12 @@ absl::StatusOr<std::vector<bool>> RedisCountingBloom::Exists(
   return out;
 }
 
-absl::StatusOr<std::vector<uint32_t>> RedisCountingBloom::Count(
+absl::StatusOr<std::vector<uint32_t>> RedisCountingBloomImpl::Count(
     std::string_view name, const std::vector<std::string_view>& items) {
   return Read(name, items);
 }
 
-absl::StatusOr<CountingBloomInfo> RedisCountingBloom::Info(
+absl::StatusOr<CountingBloomInfo> RedisCountingBloomImpl::Info(
     std::string_view name) {
   absl::StatusOr<RedisReply> reply =
       client_->Command({"HGETALL", MetaKey(name)});
@@ -316,7 +324,7 @@ absl::StatusOr<CountingBloomInfo> RedisCountingBloom::Info(
   return info;
 }
 
-absl::StatusOr<bool> RedisCountingBloom::Delete(std::string_view name) {
+absl::StatusOr<bool> RedisCountingBloomImpl::Delete(std::string_view name) {
   cache_.erase(std::string(name));
   absl::StatusOr<RedisReply> reply =
       client_->Command({"DEL", MetaKey(name), CountersKey(name)});

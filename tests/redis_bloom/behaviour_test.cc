@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
+#include "redis/bloom/redis_counting_bloom_impl.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
@@ -31,7 +33,7 @@ class RedisBloomTest : public RedisTest {
     if (IsSkipped() || HasFatalFailure()) return;
     client_ = Connect();
     ASSERT_NE(client_, nullptr);
-    bloom_ = std::make_unique<RedisBloom>(client_.get());
+    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
   }
 
   double FalsePositiveRate(const std::string& name, int n) {
@@ -136,7 +138,7 @@ TEST_F(RedisBloomTest, ConcurrentClientsKeepExactCountsAndLoseNothing) {
         failures++;
         return;
       }
-      RedisBloom bloom(c->get());
+      RedisBloomImpl bloom(c->get());
       for (int b = 0; b < kBatches; b++) {
         // Every thread adds the same shared batch and one of its own.
         for (const std::string& prefix :
@@ -334,7 +336,7 @@ TEST_F(RedisBloomTest, UnknownMetaFormatIsRefusedNotReadAsEmpty) {
   ASSERT_EQ(
       *server_->Call({"HSET", RedisBloom::MetaKey("future"), "format", "2"}),
       "0");
-  RedisBloom fresh(client_.get());
+  RedisBloomImpl fresh(client_.get());
   absl::StatusOr<bool> r = fresh.Exists("future", "a");
   EXPECT_TRUE(absl::IsUnimplemented(r.status())) << r.status();
   EXPECT_TRUE(absl::IsUnimplemented(fresh.Add("future", "b").status()));
@@ -352,7 +354,7 @@ TEST_F(RedisBloomTest, ScriptCacheFlushIsRecoveredByReloading) {
 }
 
 TEST_F(RedisBloomTest, StaleCacheFromAnotherClientIsRefreshed) {
-  RedisBloom other(client_.get());
+  RedisBloomImpl other(client_.get());
   ASSERT_TRUE(*bloom_->Add("c", "a"));
   // Another client deletes and recreates the filter with other parameters.
   ASSERT_TRUE(*other.Delete("c"));
@@ -382,7 +384,7 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
       failed = true;
       return;
     }
-    RedisBloom bloom(c->get());
+    RedisBloomImpl bloom(c->get());
     for (int b = 0; b < 60; b++) {
       absl::StatusOr<BloomAddResults> r =
           bloom.MAdd("restart", Range("r-", b * 500, (b + 1) * 500));

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "redis/bloom/redis_bloom_command.h"
+#include "redis/bloom/redis_bloom_impl.h"
+#include "redis/bloom/redis_counting_bloom_impl.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
@@ -24,7 +26,7 @@ class CountingBloomTest : public RedisTest {
     if (IsSkipped() || HasFatalFailure()) return;
     client_ = Connect();
     ASSERT_NE(client_, nullptr);
-    cbf_ = std::make_unique<RedisCountingBloom>(client_.get());
+    cbf_ = std::make_unique<RedisCountingBloomImpl>(client_.get());
   }
   static std::vector<std::string_view> Views(
       const std::vector<std::string>& v) {

@@ -13,7 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
+#include "redis/bloom/redis_counting_bloom_impl.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
@@ -27,7 +29,7 @@ class ProbeModesTest : public RedisTest {
     if (IsSkipped() || HasFatalFailure()) return;
     client_ = Connect();
     ASSERT_NE(client_, nullptr);
-    bloom_ = std::make_unique<RedisBloom>(client_.get());
+    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
   }
 
   // Present iff some sub-filter has all of the item's bits set.

@@ -1,0 +1,105 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// RedisBloomImpl: the implementation of the public RedisBloom interface
+// (include/siftdb/redis_bloom.h, which states the contract), split across
+// redis_bloom.cc (adds), redis_bloom_exists.cc (membership) and
+// redis_bloom_scan.cc (dump and load).
+//
+// Inside siftdb it can also run on a connection owned by someone else: the
+// BF.* interpreter shares one connection between its filters, and tests
+// and benches drive a client they control.
+//
+// Thread safety: none (one connection, one layout cache); one per thread.
+
+#ifndef SIFTDB_REDIS_BLOOM_REDIS_BLOOM_IMPL_H_
+#define SIFTDB_REDIS_BLOOM_REDIS_BLOOM_IMPL_H_
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "redis/client/redis_client.h"
+#include "siftdb/redis_bloom.h"
+
+namespace siftdb {
+
+class RedisBloomImpl final : public RedisBloom {
+ public:
+  // `client` must outlive this object.
+  explicit RedisBloomImpl(RedisClient* client);
+  // Takes the connection.
+  explicit RedisBloomImpl(std::unique_ptr<RedisClient> client);
+  ~RedisBloomImpl() override;
+
+  using RedisBloom::Reserve;
+  absl::Status Reserve(std::string_view name, double error_rate,
+                       int64_t capacity, int64_t expansion,
+                       bool nonscaling) override;
+  absl::StatusOr<bool> Add(std::string_view name,
+                           std::string_view item) override;
+  absl::StatusOr<BloomAddResults> MAdd(
+      std::string_view name,
+      const std::vector<std::string_view>& items) override;
+  absl::StatusOr<BloomAddResults> MAdd(
+      std::string_view name, const std::vector<std::string>& items) override;
+  absl::StatusOr<BloomAddResults> Insert(
+      std::string_view name, const std::vector<std::string_view>& items,
+      const BloomInsertOptions& options) override;
+  absl::StatusOr<bool> Exists(std::string_view name,
+                              std::string_view item) override;
+  absl::StatusOr<std::vector<bool>> MExists(
+      std::string_view name,
+      const std::vector<std::string_view>& items) override;
+  absl::StatusOr<std::vector<bool>> MExists(
+      std::string_view name, const std::vector<std::string>& items) override;
+  absl::StatusOr<BloomInfo> Info(std::string_view name) override;
+  absl::StatusOr<int64_t> Card(std::string_view name) override;
+  absl::StatusOr<BloomDumpChunk> ScanDump(std::string_view name,
+                                          int64_t iterator) override;
+  absl::Status LoadChunk(std::string_view name, int64_t iterator,
+                         std::string_view data) override;
+  absl::StatusOr<bool> Delete(std::string_view name) override;
+
+  // Per-filter client state (cached layout); redis_bloom_util.h.
+  struct Layout;
+
+ private:
+  enum class CreateMode { kReserve, kAdd, kNoCreate };
+  struct CreateParams {
+    double error_rate;
+    int64_t capacity;
+    int64_t expansion;
+    bool nonscaling;
+  };
+
+  absl::StatusOr<BloomAddResults> AddBatch(
+      std::string_view name, const std::vector<std::string_view>& items,
+      CreateMode mode, const CreateParams& create);
+  absl::StatusOr<BloomAddResults> AddChunk(
+      std::string_view name, const std::vector<std::string_view>& items,
+      size_t begin, size_t end, CreateMode mode, const CreateParams& create);
+  absl::StatusOr<std::vector<bool>> ExistsChunk(
+      std::string_view name, const std::vector<std::string_view>& items,
+      size_t begin, size_t end);
+  // Reads the meta hash into the cache. NotFound when missing,
+  // FailedPrecondition (WRONGTYPE) when the key is not a filter.
+  absl::StatusOr<const Layout*> Fetch(std::string_view name);
+  absl::StatusOr<const Layout*> Cached(std::string_view name);
+  std::string NewId();
+
+  std::unique_ptr<RedisClient> owned_client_;
+  RedisClient* client_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Layout>> cache_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_REDIS_BLOOM_REDIS_BLOOM_IMPL_H_
