@@ -51,14 +51,15 @@ class Parser {
     for (int i = 1; i < argc; ++i) {
       std::string_view arg = argv[i];
       if (arg == "--") {
-        for (++i; i < argc; ++i) args_->positional.emplace_back(argv[i]);
+        for (++i; i < argc; ++i) {
+          std::string error = Positional(argv[i]);
+          if (!error.empty()) return error;
+        }
         break;
       }
       if (IsPositional(arg)) {
-        if (!spec_.takes_positional) {
-          return absl::StrFormat("unexpected argument '%s'", arg);
-        }
-        args_->positional.emplace_back(arg);
+        std::string error = Positional(arg);
+        if (!error.empty()) return error;
         continue;
       }
       arg.remove_prefix(arg[1] == '-' ? 2 : 1);
@@ -82,6 +83,16 @@ class Parser {
   }
 
  private:
+  // Takes a positional argument, or returns the error when none are taken
+  // (also after "--").
+  std::string Positional(std::string_view arg) {
+    if (!spec_.takes_positional) {
+      return absl::StrFormat("unexpected argument '%s'", arg);
+    }
+    args_->positional.emplace_back(arg);
+    return "";
+  }
+
   // Handles the flag `name` (value: after '=', if any); may take argv[i+1].
   std::string One(std::string_view name, std::optional<std::string_view> value,
                   int argc, const char* const* argv, int* i) {
