@@ -15,7 +15,6 @@
 #include "util/crc32c.h"
 
 namespace siftdb::ldb {
-namespace {
 
 int Failed(std::string_view what, const absl::Status& s) {
   absl::FPrintF(stderr, "ldb: %s: %s\n", what, s.ToString());
@@ -27,30 +26,39 @@ int BadArg(const absl::Status& s) {
   return kExitUsage;
 }
 
-void PrintEntry(std::string_view key, std::string_view value, bool hex) {
-  absl::PrintF("%s ==> %s\n", EncodeForOutput(key, hex),
-               EncodeForOutput(value, hex));
+absl::Status DecodeRange(const CommandArgs& a, std::string* from,
+                         std::string* to) {
+  absl::StatusOr<std::string> f = DecodeArg(a.from, a.key_hex, "--from");
+  if (!f.ok()) return f.status();
+  absl::StatusOr<std::string> t = DecodeArg(a.to, a.key_hex, "--to");
+  if (!t.ok()) return t.status();
+  *from = std::move(*f);
+  *to = std::move(*t);
+  return absl::OkStatus();
 }
 
+namespace {
+
 int Get(DB* db, const CommandArgs& a) {
-  absl::StatusOr<std::string> key = DecodeArg(a.args[0], a.hex, "key");
+  absl::StatusOr<std::string> key = DecodeArg(a.args[0], a.key_hex, "key");
   if (!key.ok()) return BadArg(key.status());
   std::string value;
   absl::Status s = db->Get(ReadOptions(), *key, &value);
   if (absl::IsNotFound(s)) {
     absl::FPrintF(stderr, "ldb: key %s not found\n",
-                  EncodeForOutput(*key, a.hex));
+                  EncodeForOutput(*key, a.key_hex));
     return kExitFailure;
   }
   if (!s.ok()) return Failed("get", s);
-  absl::PrintF("%s\n", EncodeForOutput(value, a.hex));
+  absl::PrintF("%s\n", EncodeForOutput(value, a.value_hex));
   return kExitOk;
 }
 
 int Put(DB* db, const CommandArgs& a) {
-  absl::StatusOr<std::string> key = DecodeArg(a.args[0], a.hex, "key");
+  absl::StatusOr<std::string> key = DecodeArg(a.args[0], a.key_hex, "key");
   if (!key.ok()) return BadArg(key.status());
-  absl::StatusOr<std::string> value = DecodeArg(a.args[1], a.hex, "value");
+  absl::StatusOr<std::string> value =
+      DecodeArg(a.args[1], a.value_hex, "value");
   if (!value.ok()) return BadArg(value.status());
   WriteOptions wo;
   wo.sync = true;  // a tool's write should be durable when it says OK
@@ -61,7 +69,7 @@ int Put(DB* db, const CommandArgs& a) {
 }
 
 int Delete(DB* db, const CommandArgs& a) {
-  absl::StatusOr<std::string> key = DecodeArg(a.args[0], a.hex, "key");
+  absl::StatusOr<std::string> key = DecodeArg(a.args[0], a.key_hex, "key");
   if (!key.ok()) return BadArg(key.status());
   WriteOptions wo;
   wo.sync = true;
@@ -71,31 +79,41 @@ int Delete(DB* db, const CommandArgs& a) {
   return kExitOk;
 }
 
-// Prints the entries in [from, to) in order, at most `limit` (< 0: all).
-int PrintRange(DB* db, bool hex, std::string_view from, const std::string* to,
-               int64_t limit) {
+// scan and dump: the entries in [--from, --to) in order, at most
+// --max_keys of them; with --count_only just "Keys in range: N".
+int ScanRange(DB* db, const CommandArgs& a) {
+  std::string from, to;
+  absl::Status decoded = DecodeRange(a, &from, &to);
+  if (!decoded.ok()) return BadArg(decoded);
   std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
   const Comparator* cmp = BytewiseComparator();
   int64_t n = 0;
-  for (it->Seek(from); it->Valid() && (limit < 0 || n < limit); it->Next()) {
-    if (to != nullptr && cmp->Compare(it->key(), *to) >= 0) break;
-    PrintEntry(it->key(), it->value(), hex);
+  for (it->Seek(from); it->Valid() && (a.max_keys < 0 || n < a.max_keys);
+       it->Next()) {
+    if (a.has_to && cmp->Compare(it->key(), to) >= 0) break;
+    if (!a.count_only) {
+      absl::PrintF("%s ==> %s\n", EncodeForOutput(it->key(), a.key_hex),
+                   EncodeForOutput(it->value(), a.value_hex));
+    }
     n++;
   }
   if (!it->status().ok()) return Failed("scan", it->status());
+  if (a.count_only) absl::PrintF("Keys in range: %d\n", n);
   return kExitOk;
 }
 
-int Scan(DB* db, const CommandArgs& a) {
-  absl::StatusOr<std::string> from = DecodeArg(a.from, a.hex, "--from");
-  if (!from.ok()) return BadArg(from.status());
-  absl::StatusOr<std::string> to = DecodeArg(a.to, a.hex, "--to");
-  if (!to.ok()) return BadArg(to.status());
-  return PrintRange(db, a.hex, *from, a.has_to ? &*to : nullptr, a.limit);
-}
-
-int Dump(DB* db, const CommandArgs& a) {
-  return PrintRange(db, a.hex, "", nullptr, -1);
+// The approximate bytes the files use for [--from, --to) (unset --to: to
+// the end; flushed data only, as DB::GetApproximateSizes counts).
+int ApproxSize(DB* db, const CommandArgs& a) {
+  std::string from, to;
+  absl::Status decoded = DecodeRange(a, &from, &to);
+  if (!decoded.ok()) return BadArg(decoded);
+  if (!a.has_to) to.assign(64, '\xff');  // past every practical key
+  const Range range{from, to};
+  uint64_t size = 0;
+  db->GetApproximateSizes(&range, 1, &size);
+  absl::PrintF("%d\n", size);
+  return kExitOk;
 }
 
 int Compact(DB* db, const CommandArgs& a) {
@@ -252,16 +270,27 @@ const std::vector<Command>& Commands() {
       {"get", "KEY", 1, OpenMode::kReadOnly, false, &Get},
       {"put", "KEY VALUE", 2, OpenMode::kReadWrite, false, &Put},
       {"delete", "KEY", 1, OpenMode::kReadWrite, false, &Delete},
-      {"scan", "[--from=KEY] [--to=KEY] [--limit=N]", 0, OpenMode::kReadOnly,
-       false, &Scan},
-      {"dump", "", 0, OpenMode::kReadOnly, false, &Dump},
+      {"scan", "[--from=KEY] [--to=KEY] [--max_keys=N] [--count_only]", 0,
+       OpenMode::kReadOnly, false, &ScanRange},
+      {"dump", "[--from=KEY] [--to=KEY] [--max_keys=N] [--count_only]", 0,
+       OpenMode::kReadOnly, false, &ScanRange},
+      {"idump",
+       "[--from=KEY] [--to=KEY] [--max_keys=N] [--count_only]: internal "
+       "keys",
+       0, OpenMode::kClosed, false, &InternalDump},
+      {"approxsize", "[--from=KEY] [--to=KEY]", 0, OpenMode::kReadOnly, false,
+       &ApproxSize},
+      {"manifest_dump", "[--path=MANIFEST]", 0, OpenMode::kClosed, false,
+       &ManifestDump},
+      {"list_live_files_metadata", "", 0, OpenMode::kClosed, false,
+       &ListLiveFilesMetadata},
       {"compact", "", 0, OpenMode::kReadWrite, false, &Compact},
+      {"repair", "", 0, OpenMode::kClosed, false, &Repair},
+      {"checkpoint", "--checkpoint_dir=DIR", 0, OpenMode::kReadWrite, false,
+       &Checkpoint},
       {"stats", "", 0, OpenMode::kReadOnly, false, &Stats},
       {"checkconsistency", "", 0, OpenMode::kReadOnly, true, &CheckConsistency},
       {"sstables", "", 0, OpenMode::kReadOnly, false, &SSTables},
-      {"checkpoint", "--checkpoint_dir=DIR", 0, OpenMode::kReadWrite, false,
-       &Checkpoint},
-      {"repair", "", 0, OpenMode::kClosed, false, &Repair},
   };
   return *commands;
 }

@@ -19,13 +19,12 @@ int HexDigit(char c) {
 
 absl::StatusOr<std::string> DecodeArg(std::string_view arg, bool hex,
                                       std::string_view what) {
+  if (!hex) return std::string(arg);
   std::string_view digits = arg;
   if (digits.size() >= 2 && digits[0] == '0' &&
       (digits[1] == 'x' || digits[1] == 'X')) {
     digits.remove_prefix(2);
-    hex = true;
   }
-  if (!hex) return std::string(arg);
   if (digits.size() % 2 != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s '%s': hex needs an even number of digits", what, arg));

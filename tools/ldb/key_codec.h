@@ -3,11 +3,12 @@
 //
 // How ldb reads keys and values from the command line and prints them.
 //
-// Input: text as given, or hex when --hex is set or the argument starts
-// with "0x" (so "0x6b6579" is the key "key"). Output: with --hex, "0x"
-// followed by lowercase hex digits; otherwise the bytes themselves, except
-// that bytes outside printable ASCII and the backslash are written as
-// "\xNN" so every line of output is unambiguous.
+// Input: text as given (also when it starts with "0x": "0x6b" is the
+// four-byte key "0x6b"), or hex when --hex (--key_hex, --value_hex) is set,
+// with or without a leading "0x" ("0x6b6579" and "6b6579" are both "key").
+// Output: with hex, "0x" followed by lowercase hex digits; otherwise the
+// bytes themselves, except that bytes outside printable ASCII and the
+// backslash are written as "\xNN" so every line of output is unambiguous.
 //
 // Thread safety: pure functions.
 

@@ -1,70 +1,83 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// ldb: inspect and edit a siftdb database from the command line.
+// ldb: inspect and edit a siftdb database from the command line, with
+// RocksDB ldb's forms:
 //
-//   ldb --db=DIR get KEY | put KEY VALUE | delete KEY
-//       | scan [--from=KEY] [--to=KEY] [--limit=N] | dump | compact
-//       | stats | checkconsistency | sstables
-//       | checkpoint --checkpoint_dir=DIR | repair
-//   Options: --hex (keys and values in hex, in and out; an argument that
-//   starts with 0x is hex anyway), --create_if_missing.
+//   ldb --db=DIR [--hex | --key_hex | --value_hex] COMMAND [ARGS]
+//   get KEY | put KEY VALUE | delete KEY
+//   scan | dump | idump   [--from=KEY] [--to=KEY] [--max_keys=N]
+//                         [--count_only]
+//   approxsize [--from=KEY] [--to=KEY]
+//   manifest_dump [--path=MANIFEST] | list_live_files_metadata
+//   compact | repair | checkpoint --checkpoint_dir=DIR
+//   stats | checkconsistency | sstables
 //
-// The read commands (get, scan, dump, stats, checkconsistency, sstables)
-// open the DB read-only: they write nothing (no log flushed, no MANIFEST,
-// no LOG) and work while the DB is open in another process. put, delete,
-// compact and checkpoint open it for writing (they take its lock); repair
+// Keys and values are text (also when they start with 0x) unless --hex
+// (both), --key_hex or --value_hex is given. The read commands open the DB
+// read-only (they write nothing and work while the DB is open elsewhere);
+// manifest_dump, list_live_files_metadata and idump read the files without
+// opening the DB; put, delete, compact and checkpoint take its lock; repair
 // runs RepairDB on the closed DB.
 //
 // Exit status: 0 success; 1 failure (DB error, key not found,
-// inconsistency); 2 bad command line (unknown command, missing --db, wrong
-// arguments). It never creates a database unless --create_if_missing.
+// inconsistency); 2 bad command line (unknown command or flag, missing
+// --db, wrong arguments, bad hex or number). It never creates a database
+// unless --create_if_missing.
 
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "siftdb/db.h"
+#include "tools/common/flags.h"
 #include "tools/ldb/commands.h"
 
 ABSL_FLAG(std::string, db, "", "Database directory (required)");
 ABSL_FLAG(bool, hex, false,
-          "Keys and values are hex, on the command line and in the output");
-ABSL_FLAG(std::string, from, "", "scan: first key (inclusive)");
-ABSL_FLAG(std::string, to, "", "scan: end key (exclusive); unset: no end");
-ABSL_FLAG(int64_t, limit, -1, "scan: print at most this many entries");
+          "Keys and values are hex (0x optional), on the command line and in "
+          "the output");
+ABSL_FLAG(bool, key_hex, false, "Keys are hex, in and out");
+ABSL_FLAG(bool, value_hex, false, "Values are hex, in and out");
+ABSL_FLAG(std::string, from, "",
+          "scan/dump/idump/approxsize: first key (inclusive)");
+ABSL_FLAG(std::string, to, "",
+          "scan/dump/idump/approxsize: end key (exclusive); unset: no end");
+ABSL_FLAG(int64_t, max_keys, -1,
+          "scan/dump/idump: print at most this many entries (-1: all)");
+ABSL_FLAG(int64_t, limit, -1, "Old name of --max_keys");
+ABSL_FLAG(bool, count_only, false,
+          "scan/dump/idump: print only the number of entries in range");
 ABSL_FLAG(bool, create_if_missing, false,
           "Create the database when it does not exist");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "checkpoint: the directory to create the copy in (must not exist)");
+ABSL_FLAG(std::string, path, "",
+          "manifest_dump: the MANIFEST file (default: the one CURRENT names)");
 
 namespace siftdb::ldb {
 namespace {
 
 std::string Usage() {
   std::string u =
-      "usage: ldb --db=DIR [--hex] [--create_if_missing] COMMAND [ARGS]\n"
+      "usage: ldb --db=DIR [--hex | --key_hex | --value_hex] "
+      "[--create_if_missing] COMMAND [ARGS]\n"
       "commands:\n";
   for (const Command& c : Commands()) {
     u += *c.usage == '\0' ? absl::StrFormat("  %s\n", c.name)
-                          : absl::StrFormat("  %-17s %s\n", c.name, c.usage);
+                          : absl::StrFormat("  %-24s %s\n", c.name, c.usage);
   }
-  u += "Keys and values are text unless --hex is given or they start with "
-       "0x.\n";
+  u += "Keys and values are text (also when they start with 0x) unless\n"
+       "--hex, --key_hex or --value_hex is given.\n"
+       "Exit status: 0 success, 1 failure, 2 bad command line.\n";
   return u;
-}
-
-int UsageError(const std::string& message) {
-  absl::FPrintF(stderr, "ldb: %s\n%s", message, Usage());
-  return kExitUsage;
 }
 
 bool IsDirectory(const std::string& path) {
@@ -72,62 +85,97 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(Usage());
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
-  if (positional.size() < 2) return UsageError("no command given");
-  const std::string name = positional[1];
-  const Command* command = FindCommand(name);
-  if (command == nullptr) {
-    return UsageError(absl::StrFormat("unknown command '%s'", name));
-  }
+// The arguments from the flags and the positional arguments after the
+// command's name.
+CommandArgs ArgsFromFlags(const tools::ToolArgs& parsed) {
   CommandArgs a;
-  for (size_t i = 2; i < positional.size(); i++) {
-    a.args.emplace_back(positional[i]);
-  }
-  if (static_cast<int>(a.args.size()) != command->num_args) {
-    return UsageError(absl::StrFormat(
-        "%s takes %d argument%s (%s), got %d", name, command->num_args,
-        command->num_args == 1 ? "" : "s", command->usage, a.args.size()));
-  }
-  const std::string db_path = absl::GetFlag(FLAGS_db);
-  if (db_path.empty()) return UsageError("--db=DIR is required");
-  a.hex = absl::GetFlag(FLAGS_hex);
+  a.args.assign(parsed.positional.begin() + 1, parsed.positional.end());
+  a.key_hex = absl::GetFlag(FLAGS_hex) || absl::GetFlag(FLAGS_key_hex);
+  a.value_hex = absl::GetFlag(FLAGS_hex) || absl::GetFlag(FLAGS_value_hex);
   a.from = absl::GetFlag(FLAGS_from);
   a.to = absl::GetFlag(FLAGS_to);
   a.has_to = !a.to.empty();
-  a.limit = absl::GetFlag(FLAGS_limit);
-  a.db_path = db_path;
+  a.max_keys = parsed.WasSet("max_keys") ? absl::GetFlag(FLAGS_max_keys)
+                                         : absl::GetFlag(FLAGS_limit);
+  a.count_only = absl::GetFlag(FLAGS_count_only);
+  a.db_path = absl::GetFlag(FLAGS_db);
   a.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  a.manifest_path = absl::GetFlag(FLAGS_path);
+  return a;
+}
 
+// Opens the DB as the command asks and runs it.
+int OpenAndRun(const Command& command, const CommandArgs& a) {
   Options options;
   options.create_if_missing = absl::GetFlag(FLAGS_create_if_missing);
-  options.paranoid_checks = command->paranoid;
-  if (!options.create_if_missing && !IsDirectory(db_path)) {
+  options.paranoid_checks = command.paranoid;
+  if (!options.create_if_missing && !IsDirectory(a.db_path)) {
     absl::FPrintF(stderr,
                   "ldb: no database at %s (pass --create_if_missing to "
                   "create one)\n",
-                  db_path);
+                  a.db_path);
     return kExitFailure;
   }
-  if (command->open == OpenMode::kClosed) return command->run(nullptr, a);
+  if (command.open == OpenMode::kClosed) return command.run(nullptr, a);
   absl::StatusOr<std::unique_ptr<DB>> db =
-      command->open == OpenMode::kReadOnly && !options.create_if_missing
-          ? DB::OpenForReadOnly(options, db_path)
-          : DB::Open(options, db_path);
+      command.open == OpenMode::kReadOnly && !options.create_if_missing
+          ? DB::OpenForReadOnly(options, a.db_path)
+          : DB::Open(options, a.db_path);
   if (!db.ok()) {
-    absl::FPrintF(stderr, "ldb: cannot open the database at %s: %s\n", db_path,
-                  db.status().ToString());
+    absl::FPrintF(stderr, "ldb: cannot open the database at %s: %s\n",
+                  a.db_path, db.status().ToString());
     return kExitFailure;
   }
-  const int result = command->run(db->get(), a);
+  const int result = command.run(db->get(), a);
   const absl::Status closed = (*db)->Close();
   if (!closed.ok()) {
-    absl::FPrintF(stderr, "ldb: closing the database at %s: %s\n", db_path,
+    absl::FPrintF(stderr, "ldb: closing the database at %s: %s\n", a.db_path,
                   closed.ToString());
     return kExitFailure;
   }
   return result;
+}
+
+int Main(int argc, char** argv) {
+  tools::ToolFlagsSpec spec;
+  spec.program = "ldb";
+  spec.usage = Usage();
+  spec.flag_sources = {"tools/ldb/"};
+  spec.refused = {
+      {"ttl", "siftdb has no TTL databases"},
+      {"column_family", "siftdb has no column families"},
+      {"try_load_options", "siftdb has no OPTIONS file"},
+  };
+  int exit_code = kExitOk;
+  std::optional<tools::ToolArgs> parsed =
+      tools::ParseToolFlags(spec, argc, argv, &exit_code);
+  if (!parsed.has_value()) return exit_code;
+  if (parsed->positional.empty()) {
+    return tools::UsageError("ldb", "no command given");
+  }
+  const std::string name = parsed->positional[0];
+  const Command* command = FindCommand(name);
+  if (command == nullptr) {
+    return tools::UsageError("ldb",
+                             absl::StrFormat("unknown command '%s'", name));
+  }
+  const CommandArgs a = ArgsFromFlags(*parsed);
+  if (static_cast<int>(a.args.size()) != command->num_args) {
+    return tools::UsageError(
+        "ldb",
+        absl::StrFormat("%s takes %d argument%s%s, got %d", name,
+                        command->num_args, command->num_args == 1 ? "" : "s",
+                        command->num_args == 0
+                            ? ""
+                            : absl::StrCat(" (", command->usage, ")"),
+                        a.args.size()));
+  }
+  if (a.db_path.empty())
+    return tools::UsageError("ldb", "--db=DIR is required");
+  if (parsed->WasSet("max_keys") && parsed->WasSet("limit")) {
+    return tools::UsageError("ldb", "give --max_keys or --limit, not both");
+  }
+  return OpenAndRun(*command, a);
 }
 
 }  // namespace
