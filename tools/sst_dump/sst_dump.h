@@ -33,8 +33,12 @@ struct DumpOptions {
   // User-key range for scan: [from, to); unset means unbounded.
   std::optional<std::string> from;
   std::optional<std::string> to;
+  // scan: only user keys that start with this.
+  std::optional<std::string> prefix;
   // Stop a scan after this many entries (0: no limit).
   uint64_t limit = 0;
+  // scan: verify each block's CRC as it is read.
+  bool verify_checksum = true;
 };
 
 // scan: every entry in [from, to) as 'key' @ seq : put|del => 'value'.
@@ -45,13 +49,17 @@ absl::Status Scan(Env* env, const std::string& path, const DumpOptions& opts,
 absl::Status Verify(Env* env, const std::string& path, std::FILE* out);
 // check: verify, then opens the table and reads every entry: keys parse
 // and strictly increase, counts and key range match the properties, and
-// the filter answers "may match" for every user key.
+// the filter answers "may match" for every user key. Prints nothing when
+// the table is sound.
 absl::Status Check(Env* env, const std::string& path, std::FILE* out);
 // raw: every block (offset, size, type, contents), in file order.
 absl::Status Raw(Env* env, const std::string& path, const DumpOptions& opts,
                  std::FILE* out);
 // identify: whether the file is a siftdb table.
 absl::Status Identify(Env* env, const std::string& path, std::FILE* out);
+// recompress: the data blocks' size with each compression siftdb has
+// (none, snappy), and the file size that would give; writes nothing.
+absl::Status Recompress(Env* env, const std::string& path, std::FILE* out);
 // --show_properties / --show_filter.
 absl::Status ShowProperties(Env* env, const std::string& path, std::FILE* out);
 absl::Status ShowFilter(Env* env, const std::string& path, std::FILE* out);
