@@ -30,7 +30,7 @@
 // empty, FLUSHALL, the lease deleted, clients paused, Redis dying with the
 // engine; see redis_faults.h); the summary counts them by kind.
 // Exit status: 0 when every cycle passed, 1 at the first failure (the DB is
-// left in place for inspection), 2 on bad usage.
+// left in place for inspection), 2 on bad usage (tools/common/flags.h).
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -45,13 +45,42 @@
 #include <thread>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tools/common/args.h"
+#include "tools/common/flags.h"
 #include "util/random.h"
 #if SIFTDB_WITH_REDIS
 #include "tools/db_crashtest/redis_faults.h"
 #include "tools/db_stress/remote_check.h"
+#endif
+
+ABSL_FLAG(std::string, db, "", "Database directory (required; wiped first)");
+ABSL_FLAG(uint64_t, cycles, 20, "Kill/verify cycles");
+ABSL_FLAG(uint64_t, min_ms, 100, "Shortest run before the kill");
+ABSL_FLAG(uint64_t, max_ms, 1500, "Longest run before the kill");
+ABSL_FLAG(uint64_t, seed, 0, "Random seed (default: from the clock)");
+ABSL_FLAG(std::string, bin_dir, "",
+          "Directory holding db_stress and ldb (default: this program's)");
+ABSL_FLAG(uint32_t, threads, 4, "db_stress threads");
+ABSL_FLAG(uint32_t, keys, 10000, "db_stress key space");
+ABSL_FLAG(bool, keep, false, "Keep the DB after a successful run");
+ABSL_FLAG(uint32_t, subcompactions, 1,
+          "db_stress threads per compaction (unset: 1, 2 or 4 drawn per "
+          "cycle)");
+ABSL_FLAG(uint64_t, repair_every, 0,
+          "Every Nth cycle also repairs a copy of the crash image (DIR.image, "
+          "repaired in DIR.repair) and compares it with DIR reopened, key by "
+          "key (0: never)");
+#if SIFTDB_WITH_REDIS
+ABSL_FLAG(std::string, remote_filter, "",
+          "db_stress mirrors its filters to this Redis HOST:PORT and verify "
+          "checks the mirror");
+ABSL_FLAG(bool, redis_faults, false,
+          "Run an own redis-server as the mirror's Redis and inject one Redis "
+          "fault per cycle");
+ABSL_FLAG(std::string, redis_server, "/usr/bin/redis-server",
+          "redis-server binary for --redis_faults");
 #endif
 
 namespace siftdb {
@@ -89,38 +118,6 @@ std::string SelfDir() {
   return ec ? "." : self.parent_path().string();
 }
 
-// Registers every db_crashtest flag on *args.
-void AddCrashTestFlags(tools::ArgParser* args) {
-  args->AddFlag("db", "DIR", "database directory (required; wiped first)");
-  args->AddFlag("cycles", "N", "kill/verify cycles (default 20)");
-  args->AddFlag("min_ms", "N", "shortest run before the kill (100)");
-  args->AddFlag("max_ms", "N", "longest run before the kill (1500)");
-  args->AddFlag("seed", "N", "random seed (default: time)");
-  args->AddFlag("bin_dir", "DIR",
-                "directory holding db_stress and ldb (default: this one)");
-  args->AddFlag("threads", "N", "db_stress threads (default 4)");
-  args->AddFlag("keys", "N", "db_stress key space (default 10000)");
-  args->AddBoolFlag("keep", "keep the DB after a successful run");
-  args->AddFlag("subcompactions", "N",
-                "db_stress threads per compaction (default: 1, 2 or 4 "
-                "drawn per cycle)");
-  args->AddFlag("repair_every", "N",
-                "every Nth cycle also repairs a copy of the crash image "
-                "(DIR.image, repaired in DIR.repair) and compares it with DIR "
-                "reopened, key by key (default 0: never)");
-#if SIFTDB_WITH_REDIS
-  args->AddFlag("remote_filter", "HOST:PORT",
-                "db_stress mirrors its filters to this Redis and verify checks "
-                "the mirror");
-  args->AddBoolFlag("redis_faults",
-                    "run an own redis-server as the mirror's Redis and inject "
-                    "one Redis fault per cycle");
-  args->AddFlag("redis_server", "PATH",
-                "redis-server binary for --redis_faults (default "
-                "/usr/bin/redis-server)");
-#endif
-}
-
 // The numeric flags of a parsed command line.
 struct CrashTestFlags {
   uint64_t cycles = 0;
@@ -132,31 +129,32 @@ struct CrashTestFlags {
   uint64_t repair_every = 0;  // 0: no repair cycles
 };
 
-// Reads the numeric flags into *flags. On a malformed or inconsistent value
-// prints the problem to stderr and returns false (the caller exits with 2).
-bool ParseCrashTestFlags(const tools::ArgParser& args, CrashTestFlags* flags) {
-  auto cycles = args.GetUint64("cycles", 20);
-  auto min_ms = args.GetUint64("min_ms", 100);
-  auto max_ms = args.GetUint64("max_ms", 1500);
-  auto seed = args.GetUint64(
-      "seed", static_cast<uint64_t>(
-                  std::chrono::system_clock::now().time_since_epoch().count()));
-  auto threads = args.GetUint64("threads", 4);
-  auto keys = args.GetUint64("keys", 10000);
-  auto repair_every = args.GetUint64("repair_every", 0);
-  for (const absl::Status& st :
-       {cycles.status(), min_ms.status(), max_ms.status(), seed.status(),
-        threads.status(), keys.status(), repair_every.status()}) {
-    if (!st.ok()) {
-      absl::FPrintF(stderr, "%s\n%s", st.ToString(), args.Usage());
-      return false;
-    }
-  }
-  if (*max_ms < *min_ms) {
-    absl::FPrintF(stderr, "--max_ms must be >= --min_ms\n");
+// Reads the numeric flags into *flags. On inconsistent values prints the
+// problem to stderr and returns false (the caller exits with 2).
+bool ParseCrashTestFlags(const tools::ToolArgs& args, CrashTestFlags* flags) {
+  flags->cycles = absl::GetFlag(FLAGS_cycles);
+  flags->min_ms = absl::GetFlag(FLAGS_min_ms);
+  flags->max_ms = absl::GetFlag(FLAGS_max_ms);
+  flags->seed =
+      args.WasSet("seed")
+          ? absl::GetFlag(FLAGS_seed)
+          : static_cast<uint64_t>(
+                std::chrono::system_clock::now().time_since_epoch().count());
+  flags->threads = absl::GetFlag(FLAGS_threads);
+  flags->keys = absl::GetFlag(FLAGS_keys);
+  flags->repair_every = absl::GetFlag(FLAGS_repair_every);
+  if (flags->max_ms < flags->min_ms) {
+    tools::UsageError("db_crashtest", "--max_ms must be >= --min_ms");
     return false;
   }
-  *flags = {*cycles, *min_ms, *max_ms, *seed, *threads, *keys, *repair_every};
+  // The delay is drawn with Random::Uniform (32 bits).
+  constexpr uint64_t kMaxDelayMs = 86'400'000;  // a day
+  if (flags->max_ms > kMaxDelayMs) {
+    tools::UsageError(
+        "db_crashtest",
+        absl::StrFormat("--max_ms must be at most %d (a day)", kMaxDelayMs));
+    return false;
+  }
   return true;
 }
 
@@ -400,24 +398,35 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
 }
 
 int Main(int argc, char** argv) {
-  tools::ArgParser args("db_crashtest", "db_crashtest --db=DIR [--cycles=N]");
-  AddCrashTestFlags(&args);
-  absl::Status s = args.Parse(argc, argv);
-  if (!s.ok() || !args.Has("db")) {
-    absl::FPrintF(stderr, "%s\n%s", s.ok() ? "--db is required" : s.ToString(),
-                  args.Usage());
-    return 2;
+  tools::ToolFlagsSpec spec;
+  spec.program = "db_crashtest";
+  spec.usage =
+      "usage: db_crashtest --db=DIR [--cycles=N] [--min_ms=N --max_ms=N] "
+      "[--seed=N]\n"
+      "                    [--bin_dir=DIR] [--keep] [--repair_every=N]\n"
+      "                    [--remote_filter=HOST:PORT | --redis_faults]\n"
+      "Exit status: 0 every cycle passed, 1 a cycle failed, 2 bad command "
+      "line.\n";
+  spec.flag_sources = {"tools/db_crashtest/"};
+  spec.takes_positional = false;
+  int exit_code = 0;
+  std::optional<tools::ToolArgs> args =
+      tools::ParseToolFlags(spec, argc, argv, &exit_code);
+  if (!args.has_value()) return exit_code;
+  if (absl::GetFlag(FLAGS_db).empty()) {
+    return tools::UsageError("db_crashtest", "--db is required");
   }
   CrashTestFlags flags;
-  if (!ParseCrashTestFlags(args, &flags)) return 2;
+  if (!ParseCrashTestFlags(*args, &flags)) return tools::kExitUsage;
   // bin_dir holds both tools; by default the build tree layout
   // (<build>/tools/{db_stress,ldb,db_crashtest}).
   CrashTestPlan plan;
-  const std::string bin = args.GetString("bin_dir", SelfDir());
+  const std::string bin =
+      args->WasSet("bin_dir") ? absl::GetFlag(FLAGS_bin_dir) : SelfDir();
   plan.stress = bin + "/db_stress";
   plan.ldb = bin + "/ldb";
-  if (!ToolsExecutable({plan.stress, plan.ldb})) return 2;
-  plan.db = args.GetString("db");
+  if (!ToolsExecutable({plan.stress, plan.ldb})) return tools::kExitUsage;
+  plan.db = absl::GetFlag(FLAGS_db);
   RemoveDbAndExpectedState(plan.db);
 
   Random rnd(flags.seed);
@@ -425,21 +434,20 @@ int Main(int argc, char** argv) {
   plan.common = {"--db=" + plan.db,
                  absl::StrFormat("--threads=%d", flags.threads),
                  absl::StrFormat("--keys=%d", flags.keys)};
-  if (args.Has("remote_filter")) {
-    plan.common.push_back("--remote_filter=" + args.GetString("remote_filter"));
+#if SIFTDB_WITH_REDIS
+  if (!absl::GetFlag(FLAGS_remote_filter).empty()) {
+    plan.common.push_back("--remote_filter=" +
+                          absl::GetFlag(FLAGS_remote_filter));
     plan.remote_filter = true;
   }
-#if SIFTDB_WITH_REDIS
-  if (args.GetBool("redis_faults")) {
-    if (args.Has("remote_filter")) {
-      absl::FPrintF(stderr,
-                    "--redis_faults runs its own Redis: drop "
-                    "--remote_filter\n");
-      return 2;
+  if (absl::GetFlag(FLAGS_redis_faults)) {
+    if (plan.remote_filter) {
+      return tools::UsageError("db_crashtest",
+                               "--redis_faults runs its own Redis: drop "
+                               "--remote_filter");
     }
     auto redis = crashtest::ManagedRedis::Start(
-        args.GetString("redis_server", "/usr/bin/redis-server"),
-        plan.db + ".redis");
+        absl::GetFlag(FLAGS_redis_server), plan.db + ".redis");
     if (!redis.ok()) {
       absl::FPrintF(stderr, "db_crashtest: %s\n", redis.status().ToString());
       return 2;
@@ -449,8 +457,9 @@ int Main(int argc, char** argv) {
     plan.remote_filter = true;
   }
 #endif
-  if (args.Has("subcompactions")) {
-    plan.fixed_subcompactions = args.GetString("subcompactions");
+  if (args->WasSet("subcompactions")) {
+    plan.fixed_subcompactions =
+        std::to_string(absl::GetFlag(FLAGS_subcompactions));
   }
   for (uint64_t cycle = 0; cycle < flags.cycles; cycle++) {
     if (!RunCrashCycle(plan, flags, cycle, &rnd)) return 1;
@@ -480,7 +489,7 @@ int Main(int argc, char** argv) {
     std::filesystem::remove_all(plan.db + ".redis");
   }
 #endif
-  if (!args.GetBool("keep")) RemoveDbAndExpectedState(plan.db);
+  if (!absl::GetFlag(FLAGS_keep)) RemoveDbAndExpectedState(plan.db);
   return 0;
 }
 

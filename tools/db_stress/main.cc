@@ -21,19 +21,22 @@
 // (remote_check.h).
 //
 // The expected state lives in DIR.expected (see expected_state.h). Exit
-// status: 0 when everything agreed, 1 on a violation, 2 on bad usage.
+// status: 0 when everything agreed, 1 on a violation, 2 on bad usage
+// (tools/common/flags.h: --help, --version, unknown flags, bad numbers).
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 #include <thread>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
 #include "siftdb/db.h"
-#include "tools/common/args.h"
+#include "tools/common/flags.h"
 #include "tools/db_stress/expected_state.h"
 #include "tools/db_stress/powerloss.h"
 #include "tools/db_stress/repair_compare.h"
@@ -42,27 +45,46 @@
 #endif
 #include "tools/db_stress/stress.h"
 
+ABSL_FLAG(std::string, db, "", "Database directory (required)");
+ABSL_FLAG(std::string, mode, "",
+          "run, verify, powerloss, repair_compare or remote_probe (required)");
+ABSL_FLAG(std::string, repair_db, "",
+          "repair_compare mode: the copy of --db's crash image to repair and "
+          "compare with --db reopened");
+ABSL_FLAG(uint32_t, threads, 4, "Writer threads");
+ABSL_FLAG(uint32_t, keys, 10000, "Key space");
+ABSL_FLAG(double, sync_fraction, 0.05, "Fraction of synced writes");
+ABSL_FLAG(uint64_t, seed, 1, "Random seed");
+ABSL_FLAG(uint64_t, duration_ms, 0, "run mode: stop after N ms (0: never)");
+ABSL_FLAG(uint64_t, cycles, 10, "powerloss mode: crash cycles");
+ABSL_FLAG(bool, paranoid_checks, false, "Open with paranoid_checks");
+ABSL_FLAG(uint32_t, subcompactions, 1,
+          "Options::max_subcompactions, threads per compaction (1..64)");
+#if SIFTDB_WITH_REDIS
+ABSL_FLAG(std::string, remote_filter, "",
+          "Mirror filters to this Redis HOST:PORT (sync) and check the mirror");
+ABSL_FLAG(uint32_t, trust_wait_ms, 5000,
+          "verify: wait this long for the mirror to be trusted");
+#endif
+
 namespace siftdb::stress {
 namespace {
 
-Options StressOptions(const tools::ArgParser& args) {
+Options StressOptions() {
   Options options;
   options.create_if_missing = true;
   // Small buffers and tables: a short run flushes and compacts often.
   options.write_buffer_size = 64 << 10;
   options.max_file_size = 64 << 10;
   options.max_bytes_for_level_base = 256 << 10;
-  options.paranoid_checks = args.GetBool("paranoid_checks");
+  options.paranoid_checks = absl::GetFlag(FLAGS_paranoid_checks);
   // Validated by DB::Open (InvalidArgument outside [1, 64]).
-  auto subcompactions = args.GetUint64("subcompactions", 1);
-  options.max_subcompactions = subcompactions.ok()
-                                   ? static_cast<int>(std::min<uint64_t>(
-                                         *subcompactions, uint64_t{1} << 20))
-                                   : 0;
+  options.max_subcompactions = static_cast<int>(
+      std::min<uint32_t>(absl::GetFlag(FLAGS_subcompactions), 1u << 20));
 #if SIFTDB_WITH_REDIS
-  if (args.Has("remote_filter")) {
+  if (!absl::GetFlag(FLAGS_remote_filter).empty()) {
     options.remote_filter.mode = RemoteFilterOptions::Mode::kSync;
-    options.remote_filter.endpoints = {args.GetString("remote_filter")};
+    options.remote_filter.endpoints = {absl::GetFlag(FLAGS_remote_filter)};
     options.remote_filter.name = kMirrorName;
   }
 #endif
@@ -74,30 +96,6 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
-// Registers every db_stress flag on *args.
-void AddStressFlags(tools::ArgParser* args) {
-  args->AddFlag("db", "DIR", "database directory (required)");
-  args->AddFlag("mode", "MODE", "run, verify, powerloss or repair_compare");
-  args->AddFlag("repair_db", "DIR",
-                "repair_compare mode: the copy of --db's crash image to "
-                "repair and compare with --db reopened");
-  args->AddFlag("threads", "N", "writer threads (default 4)");
-  args->AddFlag("keys", "N", "key space (default 10000)");
-  args->AddFlag("sync_fraction", "F", "fraction of synced writes (0.05)");
-  args->AddFlag("seed", "N", "random seed (default 1)");
-  args->AddFlag("duration_ms", "N", "run mode: stop after N ms (0: never)");
-  args->AddFlag("cycles", "N", "powerloss mode: crash cycles (default 10)");
-  args->AddBoolFlag("paranoid_checks", "open with paranoid_checks");
-  args->AddFlag("subcompactions", "N",
-                "Options::max_subcompactions, threads per compaction (1)");
-#if SIFTDB_WITH_REDIS
-  args->AddFlag("remote_filter", "HOST:PORT",
-                "mirror filters to this Redis (sync) and check the mirror");
-  args->AddFlag("trust_wait_ms", "N",
-                "verify: wait this long for the mirror to be trusted (5000)");
-#endif
-}
-
 // The numeric flags of a parsed command line.
 struct StressFlags {
   StressConfig config;
@@ -106,36 +104,28 @@ struct StressFlags {
   uint64_t trust_wait_ms = 0;  // verify: wait for the mirror to be trusted
 };
 
-// Reads the numeric flags into *flags. On a malformed or out-of-range value
-// prints the problem to stderr and returns false (the caller exits with 2).
-bool ParseStressFlags(const tools::ArgParser& args, StressFlags* flags) {
-  auto threads = args.GetUint64("threads", 4);
-  auto keys = args.GetUint64("keys", 10000);
-  auto sync = args.GetDouble("sync_fraction", 0.05);
-  auto seed = args.GetUint64("seed", 1);
-  auto duration = args.GetUint64("duration_ms", 0);
-  auto cycles = args.GetUint64("cycles", 10);
-  auto trust_wait = args.GetUint64("trust_wait_ms", 5000);
-  for (const absl::Status& st :
-       {threads.status(), keys.status(), sync.status(), seed.status(),
-        duration.status(), cycles.status(), trust_wait.status()}) {
-    if (!st.ok()) {
-      absl::FPrintF(stderr, "%s\n%s", st.ToString(), args.Usage());
-      return false;
-    }
-  }
+// Reads the numeric flags into *flags. On an out-of-range value prints the
+// problem to stderr and returns false (the caller exits with 2).
+bool ParseStressFlags(StressFlags* flags) {
   StressConfig& config = flags->config;
-  config.threads = static_cast<int>(*threads);
-  config.num_keys = static_cast<uint32_t>(*keys);
-  config.sync_fraction = *sync;
-  config.seed = *seed;
+  config.threads = static_cast<int>(
+      std::min<uint32_t>(absl::GetFlag(FLAGS_threads), 1u << 16));
+  config.num_keys = absl::GetFlag(FLAGS_keys);
+  config.sync_fraction = absl::GetFlag(FLAGS_sync_fraction);
+  config.seed = absl::GetFlag(FLAGS_seed);
   if (config.threads < 1 || config.num_keys < 1) {
-    absl::FPrintF(stderr, "--threads and --keys must be >= 1\n");
+    tools::UsageError("db_stress", "--threads and --keys must be >= 1");
     return false;
   }
-  flags->duration_ms = *duration;
-  flags->cycles = *cycles;
-  flags->trust_wait_ms = *trust_wait;
+  if (!(config.sync_fraction >= 0 && config.sync_fraction <= 1)) {
+    tools::UsageError("db_stress", "--sync_fraction must be in [0, 1]");
+    return false;
+  }
+  flags->duration_ms = absl::GetFlag(FLAGS_duration_ms);
+  flags->cycles = absl::GetFlag(FLAGS_cycles);
+#if SIFTDB_WITH_REDIS
+  flags->trust_wait_ms = absl::GetFlag(FLAGS_trust_wait_ms);
+#endif
   return true;
 }
 
@@ -156,11 +146,11 @@ absl::Status CreateDbParentDirectory(const std::string& db_path) {
 }
 
 // --mode=powerloss: in-process power-loss cycles. Returns the exit status.
-int RunPowerLossMode(const tools::ArgParser& args, const std::string& db_path,
+int RunPowerLossMode(const tools::ToolArgs& args, const std::string& db_path,
                      const Options& options, const StressFlags& flags) {
-  if (args.Has("remote_filter")) {
-    absl::FPrintF(stderr, "--remote_filter works with --mode=run|verify\n");
-    return 2;
+  if (args.WasSet("remote_filter")) {
+    return tools::UsageError("db_stress",
+                             "--remote_filter works with --mode=run|verify");
   }
   auto report =
       RunPowerLossCycles(db_path, options, flags.config, flags.cycles);
@@ -171,17 +161,16 @@ int RunPowerLossMode(const tools::ArgParser& args, const std::string& db_path,
 
 // --mode=repair_compare: repairs --repair_db and compares it with --db
 // reopened. Returns the exit status.
-int RunRepairCompareMode(const tools::ArgParser& args,
-                         const std::string& db_path, Options options,
+int RunRepairCompareMode(const std::string& db_path, Options options,
                          const StressFlags& flags) {
-  if (!args.Has("repair_db")) {
-    absl::FPrintF(stderr, "--mode=repair_compare needs --repair_db\n");
-    return 2;
+  const std::string repair_path = absl::GetFlag(FLAGS_repair_db);
+  if (repair_path.empty()) {
+    return tools::UsageError("db_stress",
+                             "--mode=repair_compare needs --repair_db");
   }
   // Neither copy publishes to the mirror: the repaired one is not the DB
   // the mirror describes, and the reopen only reads.
   options.remote_filter = RemoteFilterOptions();
-  const std::string repair_path = args.GetString("repair_db");
   RepairCompareResult result;
   absl::Status s = RepairAndCompare(db_path, repair_path, options,
                                     flags.config.num_keys, &result);
@@ -225,15 +214,15 @@ absl::Status VerifyRemoteFilter(DB* db, const std::string& endpoint,
 
 // --mode=verify: checks `db` against the expected state (and the mirror
 // with --remote_filter). Returns the exit status.
-int RunVerifyMode(const tools::ArgParser& args, DB* db, ExpectedState* state,
-                  const StressFlags& flags) {
+int RunVerifyMode(DB* db, ExpectedState* state, const StressFlags& flags) {
 #if SIFTDB_WITH_REDIS
-  if (args.Has("remote_filter")) {
+  const std::string remote_filter = absl::GetFlag(FLAGS_remote_filter);
+  if (!remote_filter.empty()) {
     // Before Verify, which settles the writes in flight at the kill into
     // the expected state: the check must see what was acknowledged then.
     uint64_t listed = 0;
     absl::Status s = CheckKeysAnsweredNo(
-        db, *state, args.GetString("db") + ".remote_no", &listed);
+        db, *state, absl::GetFlag(FLAGS_db) + ".remote_no", &listed);
     if (!s.ok()) return Fail(s);
     if (listed > 0) {
       absl::PrintF(
@@ -250,13 +239,11 @@ int RunVerifyMode(const tools::ArgParser& args, DB* db, ExpectedState* state,
       result->keys_present, result->keys_in_flight_applied,
       result->keys_in_flight_lost);
 #if SIFTDB_WITH_REDIS
-  if (args.Has("remote_filter")) {
-    absl::Status s =
-        VerifyRemoteFilter(db, args.GetString("remote_filter"), flags);
+  if (!remote_filter.empty()) {
+    absl::Status s = VerifyRemoteFilter(db, remote_filter, flags);
     if (!s.ok()) return Fail(s);
   }
 #else
-  (void)args;
   (void)flags;
 #endif
   return 0;
@@ -287,41 +274,48 @@ int RunWorkloadMode(DB* db, ExpectedState* state, const StressFlags& flags) {
 }
 
 int Main(int argc, char** argv) {
-  tools::ArgParser args("db_stress",
-                        "db_stress --db=DIR "
-                        "--mode=run|verify|powerloss|remote_probe|"
-                        "repair_compare");
-  AddStressFlags(&args);
-  absl::Status s = args.Parse(argc, argv);
-  if (!s.ok() || !args.Has("db") || !args.Has("mode")) {
-    absl::FPrintF(stderr, "%s\n%s",
-                  s.ok() ? "--db and --mode are required" : s.ToString(),
-                  args.Usage());
-    return 2;
+  tools::ToolFlagsSpec spec;
+  spec.program = "db_stress";
+  spec.usage =
+      "usage: db_stress --db=DIR "
+      "--mode=run|verify|powerloss|repair_compare|remote_probe [flags]\n"
+      "Exit status: 0 everything agreed, 1 a violation, 2 bad command line.\n";
+  spec.flag_sources = {"tools/db_stress/"};
+  spec.takes_positional = false;
+  int exit_code = 0;
+  std::optional<tools::ToolArgs> args =
+      tools::ParseToolFlags(spec, argc, argv, &exit_code);
+  if (!args.has_value()) return exit_code;
+  const std::string db_path = absl::GetFlag(FLAGS_db);
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (db_path.empty() || mode.empty()) {
+    return tools::UsageError("db_stress", "--db and --mode are required");
+  }
+  if (mode != "run" && mode != "verify" && mode != "powerloss" &&
+      mode != "repair_compare" && mode != "remote_probe") {
+    return tools::UsageError("db_stress", "unknown --mode=" + mode);
   }
   StressFlags flags;
-  if (!ParseStressFlags(args, &flags)) return 2;
-  const std::string db_path = args.GetString("db");
-  const std::string mode = args.GetString("mode");
-  s = CreateDbParentDirectory(db_path);
+  if (!ParseStressFlags(&flags)) return tools::kExitUsage;
+  absl::Status s = CreateDbParentDirectory(db_path);
   if (!s.ok()) return Fail(s);
-  Options options = StressOptions(args);
+  Options options = StressOptions();
 
   if (mode == "powerloss") {
-    return RunPowerLossMode(args, db_path, options, flags);
+    return RunPowerLossMode(*args, db_path, options, flags);
   }
   if (mode == "repair_compare") {
-    return RunRepairCompareMode(args, db_path, options, flags);
+    return RunRepairCompareMode(db_path, options, flags);
   }
 #if SIFTDB_WITH_REDIS
   if (mode == "remote_probe") {
     // Before the reopen: what a reader hears from the mirror now.
-    if (!args.Has("remote_filter")) {
-      absl::FPrintF(stderr, "--mode=remote_probe needs --remote_filter\n");
-      return 2;
+    if (absl::GetFlag(FLAGS_remote_filter).empty()) {
+      return tools::UsageError("db_stress",
+                               "--mode=remote_probe needs --remote_filter");
     }
     bool trusted = false;
-    auto no = ProbeBeforeReopen(args.GetString("remote_filter"),
+    auto no = ProbeBeforeReopen(absl::GetFlag(FLAGS_remote_filter),
                                 flags.config.num_keys, db_path + ".remote_no",
                                 &trusted);
     if (!no.ok()) return Fail(no.status());
@@ -338,11 +332,10 @@ int Main(int argc, char** argv) {
   if (!db.ok()) return Fail(db.status());
 
   if (mode == "verify") {
-    return RunVerifyMode(args, db->get(), state->get(), flags);
+    return RunVerifyMode(db->get(), state->get(), flags);
   }
   if (mode != "run") {
-    absl::FPrintF(stderr, "unknown --mode=%s\n%s", mode, args.Usage());
-    return 2;
+    return tools::UsageError("db_stress", "unknown --mode=" + mode);
   }
   return RunWorkloadMode(db->get(), state->get(), flags);
 }

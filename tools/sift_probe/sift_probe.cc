@@ -14,62 +14,45 @@
 // stderr. --redis may list several comma-separated endpoints (Redis Cluster
 // seeds). Exit status: 0 (answers printed; "maybe" for everything when the
 // mirror is unusable, with the reason in the summary), 1 when Redis cannot
-// be reached or refuses AUTH, 2 on bad usage.
+// be reached or refuses AUTH, 2 on bad usage (tools/common/flags.h).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_split.h"
 #include "siftdb/remote_filter.h"
-#include "tools/common/args.h"
+#include "tools/common/flags.h"
+
+ABSL_FLAG(std::string, redis, "",
+          "Redis endpoint(s) HOST:PORT, comma-separated");
+ABSL_FLAG(std::string, name, "", "The database's mirror name");
+ABSL_FLAG(std::string, user, "", "ACL user name");
+ABSL_FLAG(std::string, password, "", "Password (AUTH)");
+ABSL_FLAG(uint64_t, batch, 1000, "Keys per pipelined batch from stdin");
+ABSL_FLAG(uint32_t, timeout_ms, 1000, "Connect and command timeout");
+ABSL_FLAG(bool, quiet, false, "No summary on stderr");
 
 namespace {
 
-// Registers every sift_probe flag on *args.
-void AddProbeFlags(siftdb::tools::ArgParser* args) {
-  args->AddFlag("redis", "HOST:PORT", "Redis endpoint(s), comma-separated");
-  args->AddFlag("name", "DB", "the database's mirror name");
-  args->AddFlag("user", "U", "ACL user name");
-  args->AddFlag("password", "P", "password (AUTH)");
-  args->AddFlag("batch", "N", "keys per pipelined batch from stdin (1000)");
-  args->AddFlag("timeout_ms", "MS", "connect and command timeout (1000)");
-  args->AddBoolFlag("quiet", "no summary on stderr");
-}
-
-// Reads --batch and --timeout_ms. On a malformed value or a zero batch
-// prints the problem to stderr and returns false (the caller exits with 2).
-bool ParseBatchAndTimeout(const siftdb::tools::ArgParser& args,
-                          uint64_t* batch_size, uint64_t* timeout_ms) {
-  absl::StatusOr<uint64_t> batch = args.GetUint64("batch", 1000);
-  absl::StatusOr<uint64_t> timeout = args.GetUint64("timeout_ms", 1000);
-  if (!batch.ok() || !timeout.ok() || *batch == 0) {
-    std::fprintf(stderr, "sift_probe: %s\n",
-                 !batch.ok() ? std::string(batch.status().message()).c_str()
-                 : !timeout.ok()
-                     ? std::string(timeout.status().message()).c_str()
-                     : "--batch must be at least 1");
-    return false;
-  }
-  *batch_size = *batch;
-  *timeout_ms = *timeout;
-  return true;
-}
-
 // The reader options the flags ask for.
-siftdb::RemoteFilterReaderOptions ReaderOptions(
-    const siftdb::tools::ArgParser& args, uint64_t timeout_ms) {
+siftdb::RemoteFilterReaderOptions ReaderOptions() {
   siftdb::RemoteFilterReaderOptions options;
   for (absl::string_view e :
-       absl::StrSplit(args.GetString("redis"), ',', absl::SkipEmpty())) {
+       absl::StrSplit(absl::GetFlag(FLAGS_redis), ',', absl::SkipEmpty())) {
     options.endpoints.emplace_back(e);
   }
-  options.username = args.GetString("user");
-  options.password = args.GetString("password");
-  options.connect_timeout_ms = static_cast<int>(timeout_ms);
-  options.command_timeout_ms = static_cast<int>(timeout_ms);
+  options.username = absl::GetFlag(FLAGS_user);
+  options.password = absl::GetFlag(FLAGS_password);
+  const int timeout_ms = static_cast<int>(
+      std::min<uint32_t>(absl::GetFlag(FLAGS_timeout_ms), 1u << 30));
+  options.connect_timeout_ms = timeout_ms;
+  options.command_timeout_ms = timeout_ms;
   return options;
 }
 
@@ -156,30 +139,32 @@ void PrintSummary(const KeyProber& prober, siftdb::RemoteFilter* filter,
 }
 
 int Run(int argc, char** argv) {
-  siftdb::tools::ArgParser args(
-      "sift_probe",
-      "sift_probe --redis=HOST:PORT[,HOST:PORT...] --name=DB [--user=U] "
-      "[--password=P] [--batch=N] [KEY...]   (no KEY: keys on stdin)");
-  AddProbeFlags(&args);
-  absl::Status s = args.Parse(argc, argv);
-  if (!s.ok()) {
-    std::fprintf(stderr, "sift_probe: %s\n%s", std::string(s.message()).c_str(),
-                 args.Usage().c_str());
-    return 2;
+  namespace tools = siftdb::tools;
+  tools::ToolFlagsSpec spec;
+  spec.program = "sift_probe";
+  spec.usage =
+      "usage: sift_probe --redis=HOST:PORT[,HOST:PORT...] --name=DB "
+      "[--user=U] [--password=P] [--batch=N] [KEY...]\n"
+      "  (no KEY: keys on stdin, one per line)\n"
+      "Exit status: 0 answers printed, 1 Redis unreachable or AUTH refused,\n"
+      "2 bad command line.\n";
+  spec.flag_sources = {"tools/sift_probe/"};
+  int exit_code = 0;
+  std::optional<tools::ToolArgs> args =
+      tools::ParseToolFlags(spec, argc, argv, &exit_code);
+  if (!args.has_value()) return exit_code;
+  if (absl::GetFlag(FLAGS_redis).empty() || absl::GetFlag(FLAGS_name).empty()) {
+    return tools::UsageError("sift_probe", "--redis and --name are required");
   }
-  if (!args.Has("redis") || !args.Has("name")) {
-    std::fprintf(stderr, "sift_probe: --redis and --name are required\n%s",
-                 args.Usage().c_str());
-    return 2;
+  const uint64_t batch_size = absl::GetFlag(FLAGS_batch);
+  if (batch_size == 0) {
+    return tools::UsageError("sift_probe", "--batch must be at least 1");
   }
-  uint64_t batch_size = 0, timeout_ms = 0;
-  if (!ParseBatchAndTimeout(args, &batch_size, &timeout_ms)) return 2;
 
-  const siftdb::RemoteFilterReaderOptions options =
-      ReaderOptions(args, timeout_ms);
+  const siftdb::RemoteFilterReaderOptions options = ReaderOptions();
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<siftdb::RemoteFilter>> filter =
-      siftdb::RemoteFilter::Open(options, args.GetString("name"));
+      siftdb::RemoteFilter::Open(options, absl::GetFlag(FLAGS_name));
   if (!filter.ok()) {
     std::fprintf(stderr, "sift_probe: %s\n",
                  filter.status().ToString().c_str());
@@ -187,14 +172,14 @@ int Run(int argc, char** argv) {
   }
 
   KeyProber prober(filter->get());
-  if (!args.positional().empty()) {
-    prober.AnswerBatch(args.positional());
+  if (!args->positional.empty()) {
+    prober.AnswerBatch(args->positional);
   } else {
     prober.AnswerStdin(batch_size);
   }
   std::fflush(stdout);
 
-  if (!args.GetBool("quiet")) PrintSummary(prober, filter->get(), start);
+  if (!absl::GetFlag(FLAGS_quiet)) PrintSummary(prober, filter->get(), start);
   return 0;
 }
 
