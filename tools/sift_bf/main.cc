@@ -3,8 +3,18 @@
 //
 // sift_bf: a redis-cli-like shell for siftdb's Redis-backed Bloom filters.
 //
-//   sift_bf [--redis=HOST:PORT] [--user=U] [--password=P] [--db=N]
-//           [--raw | --no-raw] [--retry=SECONDS] [COMMAND [ARG ...]]
+//   sift_bf [-h HOST] [-p PORT] [-a PASSWORD] [--user U] [-n DB]
+//           [-u redis://[[user]:password@]host[:port][/db]]
+//           [--redis=HOST:PORT] [--raw | --no-raw] [--retry=SECONDS]
+//           [COMMAND [ARG ...]]
+//
+// redis-cli's options (and siftdb's older --redis, --password, --db), in
+// either "-x value", "--name value" or "--name=value" form; options end at
+// the first argument that is not one, so command arguments such as -0.01
+// pass untouched. Later options override earlier ones (-u then -p 6380
+// uses port 6380). Without -a, the password comes from REDISCLI_AUTH, as
+// redis-cli does. --help and --version exit 0; an unknown option, a
+// missing value or a bad number exits 2 with one line.
 //
 // With a command: runs it and prints the reply. Without one: an interactive
 // prompt with line editing and in-memory history when stdin is a terminal,
@@ -15,30 +25,48 @@
 // quotes" with \xHH escapes, 'single quotes'); replies print in redis-cli's
 // human format when stdout is a terminal (or with --no-raw) and raw
 // otherwise (or with --raw). The exit status is 1 when a single command's
-// reply is an error, or when Redis cannot be reached.
+// reply is an error, or when Redis cannot be reached; 2 on a bad command
+// line.
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "redis/bloom/redis_bloom_command.h"
 #include "redis/client/redis_client.h"
+#include "siftdb/version.h"
 #include "tools/sift_bf/line_editor.h"
 #include "tools/sift_bf/redis_cli_text.h"
+#include "tools/sift_bf/redis_url.h"
 
 namespace siftdb::sift_bf {
 namespace {
 
 const char kUsage[] =
-    "usage: sift_bf [--redis=HOST:PORT] [--user=U] [--password=P] [--db=N]\n"
-    "               [--raw | --no-raw] [--retry=SECONDS] [COMMAND [ARG ...]]\n"
+    "usage: sift_bf [OPTIONS] [COMMAND [ARG ...]]\n"
+    "  -h HOST           server host (127.0.0.1)\n"
+    "  -p PORT           server port (6379)\n"
+    "  -a PASSWORD       AUTH password (also --pass, --password; default:\n"
+    "                    the REDISCLI_AUTH environment variable)\n"
+    "  --user USER       ACL user name, with -a\n"
+    "  -n DB             database number (also --db)\n"
+    "  -u URL            redis://[[user]:password@]host[:port][/db]\n"
+    "  --redis HOST:PORT host and port in one\n"
+    "  --raw / --no-raw  raw replies / redis-cli's human format\n"
+    "  --retry SECONDS   keep retrying the connection this long (5)\n"
+    "  --help, --version\n"
+    "Options end at the first argument that is not one.\n"
+    "Exit status: 0 success, 1 an error reply or no connection, 2 bad\n"
+    "command line.\n"
     "\n"
     "Bloom filter commands (RedisBloom syntax, served on plain Redis):\n"
     "  BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]\n"
@@ -57,74 +85,155 @@ const char kUsage[] =
     "  \"a b\", \"\\x00\\xff\", 'it\\'s'.\n";
 
 struct Flags {
-  std::string endpoint = "127.0.0.1:6379";
+  std::string host = "127.0.0.1";
+  int port = 6379;
   std::string user;
-  std::string password;
+  std::optional<std::string> password;  // unset: REDISCLI_AUTH
   int db = 0;
   int raw = -1;  // -1: raw unless stdout is a terminal
   double retry_seconds = 5;
   std::vector<std::string> command;
+
+  std::string Endpoint() const {
+    return host.find(':') != std::string::npos
+               ? absl::StrFormat("[%s]:%d", host, port)
+               : absl::StrFormat("%s:%d", host, port);
+  }
 };
 
-bool TakeValue(const std::string& arg, const std::string& name, int* i,
-               int argc, char** argv, std::string* out) {
-  if (arg == name) {
-    if (*i + 1 >= argc) {
-      std::fprintf(stderr, "sift_bf: %s needs a value\n", name.c_str());
-      std::exit(2);
+// Exits with 2 after one line naming the problem.
+[[noreturn]] void UsageError(const std::string& message) {
+  std::fprintf(stderr, "sift_bf: %s (try --help)\n", message.c_str());
+  std::exit(2);
+}
+
+// The options that take a value: every spelling of each.
+enum class Opt { kHost, kPort, kPassword, kUser, kDb, kUrl, kRedis, kRetry };
+struct OptName {
+  const char* name;
+  Opt opt;
+};
+constexpr OptName kValueOptions[] = {
+    {"-h", Opt::kHost},
+    {"--host", Opt::kHost},
+    {"-p", Opt::kPort},
+    {"--port", Opt::kPort},
+    {"-a", Opt::kPassword},
+    {"--pass", Opt::kPassword},
+    {"--password", Opt::kPassword},
+    {"--user", Opt::kUser},
+    {"-n", Opt::kDb},
+    {"--db", Opt::kDb},
+    {"-u", Opt::kUrl},
+    {"--redis", Opt::kRedis},
+    {"--retry", Opt::kRetry},
+};
+
+void ApplyUrl(const std::string& text, Flags* f) {
+  absl::StatusOr<RedisUrl> url = ParseRedisUrl(text);
+  if (!url.ok()) UsageError(std::string(url.status().message()));
+  f->host = url->host;
+  f->port = url->port;
+  if (url->user.has_value()) f->user = *url->user;
+  if (url->password.has_value()) f->password = *url->password;
+  if (url->db.has_value()) f->db = *url->db;
+}
+
+// Applies one option's value to *f (exits with 2 on a bad value).
+void Apply(Opt opt, const std::string& name, const std::string& v, Flags* f) {
+  switch (opt) {
+    case Opt::kHost:
+      f->host = v;
+      break;
+    case Opt::kPort:
+      if (!absl::SimpleAtoi(v, &f->port) || f->port < 1 || f->port > 65535) {
+        UsageError(absl::StrFormat("bad port '%s' for %s", v, name));
+      }
+      break;
+    case Opt::kPassword:
+      f->password = v;
+      break;
+    case Opt::kUser:
+      f->user = v;
+      break;
+    case Opt::kDb:
+      if (!absl::SimpleAtoi(v, &f->db) || f->db < 0) {
+        UsageError(absl::StrFormat("bad database number '%s' for %s", v, name));
+      }
+      break;
+    case Opt::kUrl:
+      ApplyUrl(v, f);
+      break;
+    case Opt::kRedis: {
+      absl::StatusOr<RedisEndpoint> e = RedisEndpoint::Parse(v);
+      if (!e.ok() || e->host.empty()) {
+        UsageError(absl::StrFormat("bad HOST:PORT '%s' for %s", v, name));
+      }
+      f->host = e->host;
+      f->port = e->port;
+      break;
     }
-    *out = argv[++*i];
-    return true;
+    case Opt::kRetry:
+      if (!absl::SimpleAtod(v, &f->retry_seconds) || !(f->retry_seconds >= 0) ||
+          f->retry_seconds > 86400) {
+        UsageError(absl::StrFormat("bad seconds '%s' for %s", v, name));
+      }
+      break;
   }
-  if (arg.rfind(name + "=", 0) == 0) {
-    *out = arg.substr(name.size() + 1);
-    return true;
+}
+
+// Handles argv[*i] when it is an option that takes a value ("-p 6380",
+// "--port=6380"); false when it is not one.
+bool TakeValueOption(int* i, int argc, char** argv, Flags* f) {
+  const std::string arg = argv[*i];
+  for (const OptName& o : kValueOptions) {
+    const std::string name = o.name;
+    if (arg == name) {
+      if (*i + 1 >= argc) UsageError(name + " needs a value");
+      Apply(o.opt, name, argv[++*i], f);
+      return true;
+    }
+    if (name.size() > 2 && arg.rfind(name + "=", 0) == 0) {
+      Apply(o.opt, name, arg.substr(name.size() + 1), f);
+      return true;
+    }
   }
   return false;
 }
 
-// Flags come first; the first other argument starts the command (so that
-// command arguments such as -0.01 are never taken for flags).
+// Options come first; the first other argument starts the command (so that
+// command arguments such as -0.01 are never taken for options).
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
   int i = 1;
   for (; i < argc; i++) {
-    std::string a = argv[i];
-    std::string v;
+    const std::string a = argv[i];
     if (a == "--") {
       i++;
       break;
-    } else if (a == "-h" || a == "--help") {
+    } else if (a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
-    } else if (TakeValue(a, "--redis", &i, argc, argv, &v)) {
-      f.endpoint = v;
-    } else if (TakeValue(a, "--user", &i, argc, argv, &v)) {
-      f.user = v;
-    } else if (TakeValue(a, "--password", &i, argc, argv, &v)) {
-      f.password = v;
-    } else if (TakeValue(a, "--db", &i, argc, argv, &v)) {
-      if (!absl::SimpleAtoi(v, &f.db)) {
-        std::fprintf(stderr, "sift_bf: bad --db %s\n", v.c_str());
-        std::exit(2);
-      }
-    } else if (TakeValue(a, "--retry", &i, argc, argv, &v)) {
-      if (!absl::SimpleAtod(v, &f.retry_seconds) || f.retry_seconds < 0) {
-        std::fprintf(stderr, "sift_bf: bad --retry %s\n", v.c_str());
-        std::exit(2);
-      }
+    } else if (a == "--version" || a == "-v") {
+      std::printf("sift_bf (siftdb) %s\n", Version());
+      std::exit(0);
+    } else if (TakeValueOption(&i, argc, argv, &f)) {
     } else if (a == "--raw") {
       f.raw = 1;
     } else if (a == "--no-raw") {
       f.raw = 0;
-    } else if (a.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "sift_bf: unknown flag %s\n%s", a.c_str(), kUsage);
-      std::exit(2);
+    } else if (a.size() > 1 && a[0] == '-') {
+      UsageError("unknown option " + a);
     } else {
       break;
     }
   }
   for (; i < argc; i++) f.command.push_back(argv[i]);
+  if (!f.password.has_value()) {
+    if (const char* env = std::getenv("REDISCLI_AUTH"); env != nullptr) {
+      f.password = env;
+    }
+  }
   return f;
 }
 
@@ -137,9 +246,9 @@ void Print(const RedisReply& reply, bool raw) {
 int Run(int argc, char** argv) {
   Flags flags = ParseFlags(argc, argv);
   RedisClientOptions options;
-  options.endpoint = flags.endpoint;
+  options.endpoint = flags.Endpoint();
   options.username = flags.user;
-  options.password = flags.password;
+  options.password = flags.password.value_or("");
   options.database = flags.db;
   options.retry_deadline = absl::Seconds(flags.retry_seconds);
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
