@@ -138,6 +138,9 @@ BenchResult ResultFromStats(const std::string& name, const Stats& stats,
   const double ops = static_cast<double>(std::max<int64_t>(stats.ops(), 1));
   r.micros_per_op = stats.busy_seconds() * 1e6 / ops;
   const double elapsed = stats.elapsed_seconds();
+  if (elapsed > 0) {
+    r.ops_per_sec = static_cast<double>(stats.ops()) / elapsed;
+  }
   if (stats.bytes() > 0 && elapsed > 0) {
     r.mb_per_sec = static_cast<double>(stats.bytes()) / 1048576.0 / elapsed;
   }
@@ -155,8 +158,9 @@ std::string FormatResultLine(const BenchResult& r) {
     if (!extra.empty()) extra.push_back(' ');
     extra += r.message;
   }
-  return absl::StrFormat("%-12s : %11.3f micros/op;%s%s", r.name,
-                         r.micros_per_op, extra.empty() ? "" : " ", extra);
+  return absl::StrFormat("%-12s : %11.3f micros/op %.0f ops/sec;%s%s", r.name,
+                         r.micros_per_op, r.ops_per_sec,
+                         extra.empty() ? "" : " ", extra);
 }
 
 std::string FormatHistogram(const Histogram& h) {
