@@ -7,17 +7,18 @@
 //   db_bench [--benchmarks=fillseq,readrandom,...] [--num=N] [--threads=N]
 //            [--engines=siftdb,leveldb,rocksdb] ...
 //
-// Exit status: 0 when every benchmark ran, 1 on bad flags or any engine
-// error (printed on stderr, naming the benchmark and engine).
+// The command line goes through the tools' front end (tools/common/flags.h):
+// --help and --version exit 0; an unknown or refused flag or benchmark, or a
+// bad value, exits 2 with one line on stderr; an engine error exits 1
+// (printed on stderr, naming the benchmark and engine).
 
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "bench/db_bench/engine.h"
@@ -25,13 +26,29 @@
 #include "bench/db_bench/report.h"
 #include "bench/db_bench/runner.h"
 #include "bench/db_bench/stats.h"
+#include "tools/common/flags.h"
+#include "util/absl_compat.h"
 
 namespace siftdb::bench {
 namespace {
 
 int Fail(const absl::Status& s) {
   absl::FPrintF(stderr, "db_bench: %s\n", s.message());
-  return 1;
+  return tools::kExitFailure;
+}
+
+int Usage(const absl::Status& s) {
+  return tools::UsageError("db_bench", AsStd(s.message()));
+}
+
+// After each benchmark with --comparisons, as LevelDB prints it.
+void PrintComparisons(BenchEngine* engine) {
+  std::optional<uint64_t> n = engine->TakeComparisons();
+  if (n.has_value()) {
+    absl::PrintF("Comparisons: %d\n", *n);
+  } else {
+    absl::PrintF("Comparisons: (%s does not count them)\n", engine->Name());
+  }
 }
 
 // Runs every benchmark of the config on one engine, printing as it goes.
@@ -60,8 +77,17 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
         absl::PrintF("%s\n", FormatHistogram(*r->histogram));
       }
     }
+    if (config.comparisons && !r->text.has_value() &&
+        !r->skip_reason.has_value()) {
+      PrintComparisons(engine);
+    }
     std::fflush(stdout);
     out->results.push_back(*std::move(r));
+  }
+  if (config.statistics) {
+    std::optional<std::string> text = engine->StatsText();
+    absl::PrintF("STATISTICS:\n%s\n",
+                 text.has_value() ? *text : "(the engine keeps none)");
   }
   runner.Close();
   out->wall_seconds =
@@ -72,24 +98,23 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "siftdb's benchmark, LevelDB db_bench compatible. Example:\n"
-      "  db_bench --benchmarks=fillrandom,readrandom --num=100000");
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
-  if (rest.size() > 1) {
-    return Fail(absl::InvalidArgumentError(absl::StrFormat(
-        "unexpected argument '%s' (flags are --name=value)", rest[1])));
-  }
-  absl::StatusOr<BenchConfig> config = ConfigFromFlags();
-  if (!config.ok()) return Fail(config.status());
+  int exit_code = tools::kExitOk;
+  std::optional<tools::ToolArgs> args = tools::ParseToolFlags(
+      DbBenchFlagsSpec(argc, argv), argc, argv, &exit_code);
+  if (!args.has_value()) return exit_code;
+  absl::StatusOr<BenchConfig> config = ConfigFromFlags(*args);
+  if (!config.ok()) return Usage(config.status());
   if (absl::Status s = CheckBenchmarkNames(config->benchmarks); !s.ok()) {
-    return Fail(s);
+    return Usage(s);
+  }
+  for (const std::string& note : config->notes) {
+    absl::FPrintF(stderr, "db_bench: note: %s\n", note);
   }
   std::vector<std::unique_ptr<BenchEngine>> engines;
   std::vector<std::string> descriptions;
   for (const std::string& name : config->engines) {
     absl::StatusOr<std::unique_ptr<BenchEngine>> e = NewEngine(name);
-    if (!e.ok()) return Fail(e.status());
+    if (!e.ok()) return Usage(e.status());
     descriptions.push_back((*e)->Description());
     engines.push_back(*std::move(e));
   }

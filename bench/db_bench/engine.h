@@ -35,6 +35,12 @@ struct EngineConfig {
   size_t block_cache_size = size_t{8} << 20;
   size_t write_buffer_size = size_t{4} << 20;
   size_t max_file_size = size_t{2} << 20;
+  // Leveled compaction shape (siftdb's defaults; RocksDB's names).
+  int level0_file_num_compaction_trigger = 4;
+  int level0_slowdown_writes_trigger = 8;
+  int level0_stop_writes_trigger = 12;
+  uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
+  double max_bytes_for_level_multiplier = 10;
   // Threads per compaction (siftdb and RocksDB max_subcompactions; LevelDB
   // has one background thread and ignores it).
   int subcompactions = 1;
@@ -51,6 +57,9 @@ struct EngineConfig {
   // Bloom filter bits per key; 0 disables filters. LevelDB takes whole bits
   // (rounded).
   double bloom_bits = 10;
+  // Count the comparator's calls (LevelDB's --comparisons); engines that
+  // cannot report Comparisons() ignore it.
+  bool count_comparisons = false;
 
   // --- Remote filter mirror (siftdb only; reserved for the
   // --remote_filter=HOST:PORT --remote_filter_name=NAME
@@ -78,6 +87,12 @@ class BenchCursor {
   virtual std::string_view key() const = 0;
   virtual std::string_view value() const = 0;
   virtual absl::Status status() const = 0;
+};
+
+// One entry of a batched write: a Put, or a Delete when `value` is null.
+struct BatchEntry {
+  std::string_view key;
+  std::optional<std::string_view> value;
 };
 
 class BenchEngine {
@@ -109,11 +124,26 @@ class BenchEngine {
   virtual std::unique_ptr<BenchCursor> NewCursor() = 0;
   // Compacts the whole key space.
   virtual absl::Status CompactAll() = 0;
+  // Applies the entries as one atomic write. The default writes them one
+  // by one (not atomic): for engines without a batch adapter.
+  virtual absl::Status WriteEntries(bool sync,
+                                    const std::vector<BatchEntry>& entries);
+  // Writes the MemTable to a table now; Unimplemented by default.
+  virtual absl::Status Flush() {
+    return absl::UnimplementedError("this engine has no flush in db_bench");
+  }
 
   // The engine's statistics text and its table listing; nullopt when the
   // engine has none.
   virtual std::optional<std::string> StatsText() = 0;
   virtual std::optional<std::string> SSTablesText() = 0;
+  // The per-level table (files, bytes, compaction I/O per level) and the
+  // memory the engine uses; nullopt when the engine does not say.
+  virtual std::optional<std::string> LevelStatsText() { return std::nullopt; }
+  virtual std::optional<std::string> MemStatsText() { return std::nullopt; }
+  // Comparator calls since the last call (when opened with
+  // count_comparisons); nullopt when the engine does not count them.
+  virtual std::optional<uint64_t> TakeComparisons() { return std::nullopt; }
   // A siftdb counter by name (e.g. "filter.negatives"); nullopt when the
   // engine does not keep it.
   virtual std::optional<uint64_t> Counter(std::string_view name) = 0;

@@ -3,6 +3,7 @@
 //
 // The siftdb adapter of db_bench, and the engine registry.
 
+#include <atomic>
 #include <charconv>
 #include <memory>
 #include <string>
@@ -11,7 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "bench/db_bench/engine.h"
+#include "siftdb/comparator.h"
 #include "siftdb/db.h"
+#include "siftdb/write_batch.h"
 
 #ifndef SIFTDB_VERSION
 #define SIFTDB_VERSION "unknown"
@@ -37,6 +40,36 @@ class SiftdbCursor final : public BenchCursor {
   std::unique_ptr<Iterator> it_;
 };
 
+// Bytewise order, counting its calls (LevelDB's --comparisons). It keeps
+// the bytewise comparator's name, so databases stay interchangeable with
+// runs that do not count.
+class CountingComparator final : public Comparator {
+ public:
+  int Compare(std::string_view a, std::string_view b) const override {
+    count_.fetch_add(1, std::memory_order_relaxed);
+    return BytewiseComparator()->Compare(a, b);
+  }
+  const char* Name() const override { return BytewiseComparator()->Name(); }
+  void FindShortestSeparator(std::string* start,
+                             std::string_view limit) const override {
+    BytewiseComparator()->FindShortestSeparator(start, limit);
+  }
+  void FindShortSuccessor(std::string* key) const override {
+    BytewiseComparator()->FindShortSuccessor(key);
+  }
+  uint64_t Take() { return count_.exchange(0, std::memory_order_relaxed); }
+
+ private:
+  mutable std::atomic<uint64_t> count_{0};
+};
+
+// The per-level table of "siftdb.stats": its lines up to the summary that
+// starts with "flushes:".
+std::string LevelTableOf(const std::string& stats) {
+  const size_t end = stats.find("\nflushes:");
+  return end == std::string::npos ? stats : stats.substr(0, end);
+}
+
 class SiftdbEngine final : public BenchEngine {
  public:
   std::string_view Name() const override { return "siftdb"; }
@@ -52,6 +85,15 @@ class SiftdbEngine final : public BenchEngine {
     options_.block_cache_size = config.block_cache_size;
     options_.write_buffer_size = config.write_buffer_size;
     options_.max_file_size = config.max_file_size;
+    options_.level0_file_num_compaction_trigger =
+        config.level0_file_num_compaction_trigger;
+    options_.level0_slowdown_writes_trigger =
+        config.level0_slowdown_writes_trigger;
+    options_.level0_stop_writes_trigger = config.level0_stop_writes_trigger;
+    options_.max_bytes_for_level_base = config.max_bytes_for_level_base;
+    options_.max_bytes_for_level_multiplier =
+        config.max_bytes_for_level_multiplier;
+    if (config.count_comparisons) options_.comparator = &comparator_;
     options_.max_subcompactions = config.subcompactions;
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;
     options_.paranoid_file_checks = config.paranoid_file_checks;
@@ -116,6 +158,48 @@ class SiftdbEngine final : public BenchEngine {
     return db_->CompactRange(nullptr, nullptr);
   }
 
+  absl::Status WriteEntries(bool sync,
+                            const std::vector<BatchEntry>& entries) override {
+    siftdb::WriteBatch batch;
+    for (const BatchEntry& e : entries) {
+      if (e.value.has_value()) {
+        batch.Put(e.key, *e.value);
+      } else {
+        batch.Delete(e.key);
+      }
+    }
+    WriteOptions wo;
+    wo.sync = sync;
+    return db_->Write(wo, &batch);
+  }
+
+  absl::Status Flush() override { return db_->Flush(FlushOptions()); }
+
+  // "siftdb.levelstats" when this build has it, else the level table that
+  // heads "siftdb.stats".
+  std::optional<std::string> LevelStatsText() override {
+    std::optional<std::string> text = Property("siftdb.levelstats");
+    if (text.has_value()) return text;
+    text = Property("siftdb.stats");
+    if (!text.has_value()) return std::nullopt;
+    return LevelTableOf(*text);
+  }
+
+  std::optional<std::string> MemStatsText() override {
+    std::optional<std::string> bytes =
+        Property("siftdb.approximate-memory-usage");
+    if (!bytes.has_value()) return std::nullopt;
+    return absl::StrFormat(
+        "approximate memory usage: %s bytes (MemTables, their filters and "
+        "the block cache)",
+        *bytes);
+  }
+
+  std::optional<uint64_t> TakeComparisons() override {
+    if (options_.comparator != &comparator_) return std::nullopt;
+    return comparator_.Take();
+  }
+
   std::optional<std::string> StatsText() override {
     return Property("siftdb.stats");
   }
@@ -141,6 +225,7 @@ class SiftdbEngine final : public BenchEngine {
     return value;
   }
 
+  CountingComparator comparator_;  // outlives db_ (declared first)
   Options options_;
   std::unique_ptr<DB> db_;
 };
@@ -149,6 +234,16 @@ class SiftdbEngine final : public BenchEngine {
 
 std::unique_ptr<BenchEngine> NewSiftdbEngine() {
   return std::make_unique<SiftdbEngine>();
+}
+
+absl::Status BenchEngine::WriteEntries(bool sync,
+                                       const std::vector<BatchEntry>& entries) {
+  for (const BatchEntry& e : entries) {
+    absl::Status s =
+        e.value.has_value() ? Put(sync, e.key, *e.value) : Delete(sync, e.key);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 std::vector<std::string> AvailableEngines() {

@@ -17,11 +17,15 @@
 
 // --- Workload (names and defaults as LevelDB's db_bench) ---
 ABSL_FLAG(std::string, benchmarks, siftdb::bench::kDefaultBenchmarks,
-          "Comma-separated list of benchmarks to run in order: fillseq, "
-          "fillsync, fillrandom, overwrite, fill100K, readrandom, "
-          "readmissing, readhot, readseq, readreverse, seekrandom, "
-          "deleteseq, deleterandom, readwhilewriting, compact, stats, "
-          "sstables");
+          "Comma-separated list of benchmarks to run in order. LevelDB's: "
+          "fillseq, fillsync, fillrandom, fillbatch, overwrite, fill100K, "
+          "readrandom, readrandomsmall, readmissing, readhot, readseq, "
+          "readreverse, seekrandom, seekordered, open, deleteseq, "
+          "deleterandom, readwhilewriting, compact, crc32c, snappycomp, "
+          "snappyuncomp, stats, sstables, heapprofile (skipped). RocksDB's: "
+          "fillseqdeterministic, filluniquerandom, readrandomwriterandom, "
+          "updaterandom, newiterator, flush, levelstats, memstats, "
+          "waitforcompaction (multireadrandom is refused: no DB::MultiGet)");
 ABSL_FLAG(int64_t, num, 1000000, "Number of key/values to place in the DB");
 ABSL_FLAG(int64_t, reads, -1,
           "Number of read operations per thread; negative: --num");
@@ -31,8 +35,17 @@ ABSL_FLAG(int32_t, key_size, 16,
           "Size of each key in bytes (zero-padded decimal numbers)");
 ABSL_FLAG(double, compression_ratio, 0.5,
           "Values compress to this fraction of their size");
+ABSL_FLAG(int32_t, key_prefix, 0,
+          "Bytes of 'a' before every key (LevelDB's common key prefix); keys "
+          "are --key_size + --key_prefix bytes");
 ABSL_FLAG(bool, histogram, false,
           "Print latency percentiles (p50, p99, p99.9, max) per benchmark");
+ABSL_FLAG(bool, comparisons, false,
+          "Print the comparator's calls after each benchmark (siftdb counts "
+          "them with a wrapping comparator of the same name)");
+ABSL_FLAG(bool, reuse_logs, false,
+          "LevelDB's option to append to the old log and MANIFEST on open: "
+          "siftdb always starts new ones, so true is accepted with a note");
 ABSL_FLAG(uint64_t, seed, 301,
           "Seed of the key and value generators (each thread of each "
           "benchmark gets the next seed)");
@@ -110,7 +123,7 @@ absl::Status CheckAtLeast(const char* flag, int64_t value, int64_t min) {
 
 }  // namespace
 
-absl::StatusOr<BenchConfig> ConfigFromFlags() {
+absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args) {
   BenchConfig c;
   c.benchmarks = SplitList(absl::GetFlag(FLAGS_benchmarks));
   c.engines = SplitList(absl::GetFlag(FLAGS_engines));
@@ -122,6 +135,14 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   c.threads = absl::GetFlag(FLAGS_threads);
   c.value_size = absl::GetFlag(FLAGS_value_size);
   c.key_size = absl::GetFlag(FLAGS_key_size);
+  c.key_prefix = absl::GetFlag(FLAGS_key_prefix);
+  c.comparisons = absl::GetFlag(FLAGS_comparisons);
+  c.engine.count_comparisons = c.comparisons;
+  if (absl::GetFlag(FLAGS_reuse_logs)) {
+    c.notes.push_back(
+        "--reuse_logs: siftdb starts a new log and MANIFEST on every open "
+        "(it has no reuse_logs); reopening is not sped up");
+  }
   c.compression_ratio = absl::GetFlag(FLAGS_compression_ratio);
   c.histogram = absl::GetFlag(FLAGS_histogram);
   c.use_existing_db = absl::GetFlag(FLAGS_use_existing_db);
@@ -137,6 +158,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
   if (s.ok()) s = CheckAtLeast("threads", c.threads, 1);
   if (s.ok()) s = CheckAtLeast("value_size", c.value_size, 0);
   if (s.ok()) s = CheckAtLeast("key_size", c.key_size, 1);
+  if (s.ok()) s = CheckAtLeast("key_prefix", c.key_prefix, 0);
   if (s.ok()) {
     s = CheckAtLeast("write_buffer_size",
                      absl::GetFlag(FLAGS_write_buffer_size), 4096);
@@ -183,7 +205,9 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
     c.engine.snappy = false;
   } else {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--compression=%s: must be snappy or none", compression));
+        "--compression=%s: must be snappy or none (siftdb has no other "
+        "block compression)",
+        compression));
   }
   c.engine.create_if_missing = !c.use_existing_db;
   c.engine.block_cache_size = cache_size;
@@ -205,6 +229,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags() {
         absl::StrFormat("--remote_filter_mode=%s: must be async or sync",
                         c.engine.remote_filter_mode));
   }
+  if (s = ApplyRocksDBFlags(args, &c); !s.ok()) return s;
   return c;
 }
 

@@ -5,8 +5,13 @@
 // LevelDB's db_bench so its scripts run unchanged: `--name=value`) and the
 // validated BenchConfig built from them.
 //
+// RocksDB's commonly scripted flags (tools/benchmark.sh) are defined in
+// flags_rocksdb.cc: mapped to siftdb where it has an equivalent, accepted and
+// ignored with a note where they only tune RocksDB, refused where siftdb
+// lacks the feature (docs/db_bench.md lists each).
+//
 // Thread safety: ConfigFromFlags() reads the global flags; call it once from
-// main() after absl::ParseCommandLine. A BenchConfig is a plain value.
+// main() after ParseToolFlags. A BenchConfig is a plain value.
 
 #ifndef SIFTDB_BENCH_DB_BENCH_FLAGS_H_
 #define SIFTDB_BENCH_DB_BENCH_FLAGS_H_
@@ -17,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "bench/db_bench/engine.h"
+#include "tools/common/flags.h"
 
 namespace siftdb::bench {
 
@@ -35,8 +41,15 @@ struct BenchConfig {
   int threads = 1;                      // --threads
   int value_size = 100;                 // --value_size
   int key_size = 16;                    // --key_size
+  int key_prefix = 0;                   // --key_prefix: 'a's before each key
   double compression_ratio = 0.5;       // --compression_ratio
   bool histogram = false;               // --histogram
+  bool comparisons = false;             // --comparisons
+  bool statistics = false;              // --statistics
+  bool sync = false;                    // --sync: every write fsyncs
+  int64_t batch_size = 1;               // --batch_size: entries per write
+  int duration = 0;                     // --duration seconds; 0: by count
+  int readwritepercent = 90;            // --readwritepercent
   bool use_existing_db = false;         // --use_existing_db
   uint64_t seed = 301;                  // --seed
   // --benchmark_write_rate_limit: bytes/s of keys and values written, summed
@@ -44,10 +57,26 @@ struct BenchConfig {
   uint64_t write_rate_limit = 0;
   std::string db;       // --db (never empty)
   EngineConfig engine;  // the options every engine gets
+  // Flags accepted with a behaviour that differs from what they ask for,
+  // one line each, printed once on stderr before the run.
+  std::vector<std::string> notes;
 };
 
-// Reads and checks the flags; InvalidArgument naming the flag otherwise.
-absl::StatusOr<BenchConfig> ConfigFromFlags();
+// Reads and checks the flags; InvalidArgument naming the flag otherwise (a
+// usage error: exit code 2). `args` tells which flags were given.
+absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args);
+
+// RocksDB's flags (flags_rocksdb.cc): checks them and applies them to
+// *config; InvalidArgument naming the flag and the missing feature for a
+// value siftdb cannot honour.
+absl::Status ApplyRocksDBFlags(const tools::ToolArgs& args,
+                               BenchConfig* config);
+
+// The command-line front end's description of db_bench: its flags, the
+// RocksDB flags accepted and ignored, and those refused. `argv` is scanned
+// for gflags' --undefok=a,b: those names, when not db_bench flags, are
+// ignored too (as RocksDB's db_bench would).
+tools::ToolFlagsSpec DbBenchFlagsSpec(int argc, const char* const* argv);
 
 // The database directory of `engine` in a run of `config`: --db itself for
 // a single engine, --db + "-" + engine when several are compared.

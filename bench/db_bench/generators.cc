@@ -17,8 +17,10 @@ std::string_view KeyFormatter::Key(uint64_t k) {
     k /= 10;
   } while (k != 0);
   const int width = std::max(key_size_, n);
-  buf_.assign(width, '0');
-  for (int i = 0; i < n; i++) buf_[width - 1 - i] = digits[i];
+  buf_.assign(key_prefix_, 'a');
+  buf_.append(width, '0');
+  char* number = buf_.data() + key_prefix_;
+  for (int i = 0; i < n; i++) number[width - 1 - i] = digits[i];
   return buf_;
 }
 

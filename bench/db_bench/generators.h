@@ -22,12 +22,15 @@ namespace siftdb::bench {
 // Formats key numbers into a reused buffer.
 class KeyFormatter {
  public:
-  explicit KeyFormatter(int key_size) : key_size_(key_size) {}
+  // key_prefix: bytes of 'a' before each number (LevelDB's --key_prefix).
+  explicit KeyFormatter(int key_size, int key_prefix = 0)
+      : key_size_(key_size), key_prefix_(key_prefix) {}
   KeyFormatter(const KeyFormatter&) = delete;
   KeyFormatter& operator=(const KeyFormatter&) = delete;
 
-  // k as a decimal number zero-padded on the left to key_size bytes (longer
-  // when k has more digits). Valid until the next call.
+  // key_prefix 'a's, then k as a decimal number zero-padded on the left to
+  // key_size bytes (longer when k has more digits). Valid until the next
+  // call.
   std::string_view Key(uint64_t k);
   // Key(k) + ".": absent from the DB yet between Key(k) and Key(k + 1), so
   // only a filter (not the index) can reject it (LevelDB's readmissing).
@@ -35,6 +38,7 @@ class KeyFormatter {
 
  private:
   int key_size_;
+  int key_prefix_;
   std::string buf_;
 };
 

@@ -84,17 +84,23 @@ std::string FormatHeader(const BenchConfig& config,
   const double num = static_cast<double>(config.num);
   const int compressed =
       static_cast<int>(config.value_size * config.compression_ratio + 0.5);
-  out += absl::StrFormat("Keys:       %d bytes each\n", config.key_size);
+  const int key_bytes = config.key_size + config.key_prefix;
+  if (config.key_prefix > 0) {
+    out +=
+        absl::StrFormat("Keys:       %d bytes each (%d-byte common prefix)\n",
+                        key_bytes, config.key_prefix);
+  } else {
+    out += absl::StrFormat("Keys:       %d bytes each\n", key_bytes);
+  }
   out += absl::StrFormat(
       "Values:     %d bytes each (%d bytes after compression)\n",
       config.value_size, compressed);
   out += absl::StrFormat("Entries:    %d\n", config.num);
-  out +=
-      absl::StrFormat("RawSize:    %.1f MB (estimated)\n",
-                      (config.key_size + config.value_size) * num / 1048576.0);
+  out += absl::StrFormat("RawSize:    %.1f MB (estimated)\n",
+                         (key_bytes + config.value_size) * num / 1048576.0);
   out += absl::StrFormat(
       "FileSize:   %.1f MB (estimated)\n",
-      (config.key_size + config.value_size * config.compression_ratio) * num /
+      (key_bytes + config.value_size * config.compression_ratio) * num /
           1048576.0);
   const EngineConfig& e = config.engine;
   if (e.bloom_bits > 0) {
@@ -108,7 +114,23 @@ std::string FormatHeader(const BenchConfig& config,
       "%d open files\n",
       MiB(e.block_cache_size), MiB(e.write_buffer_size), MiB(e.max_file_size),
       e.block_size, e.max_open_files);
+  out += absl::StrFormat(
+      "Levels:     level-0 compaction/slowdown/stop at %d/%d/%d tables; "
+      "level 1 %s, x%g per level\n",
+      e.level0_file_num_compaction_trigger, e.level0_slowdown_writes_trigger,
+      e.level0_stop_writes_trigger,
+      MiB(static_cast<double>(e.max_bytes_for_level_base)),
+      e.max_bytes_for_level_multiplier);
   out += absl::StrFormat("Threads:    %d\n", config.threads);
+  if (config.sync) out += "Sync:       every write waits for fdatasync\n";
+  if (config.batch_size > 1) {
+    out += absl::StrFormat("Batches:    %d entries per write\n",
+                           config.batch_size);
+  }
+  if (config.duration > 0) {
+    out += absl::StrFormat(
+        "Duration:   %d s per benchmark (counts unbounded)\n", config.duration);
+  }
   if (!e.free_compaction_inputs_early) {
     out += "Compaction: siftdb holds inputs until each compaction ends\n";
   }

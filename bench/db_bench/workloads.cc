@@ -11,11 +11,12 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/db_bench/runner.h"
 
 namespace siftdb::bench {
-namespace {
 
 // Uniform in [0, range); 0 for an empty range.
 uint64_t Pick(Random* rand, int64_t range) {
@@ -26,29 +27,66 @@ uint64_t Pick(Random* rand, int64_t range) {
   return rand->Next64() % static_cast<uint64_t>(range);
 }
 
-}  // namespace
+void Runner::WriteSeq(ThreadState* t) { DoWrite(t, KeyOrder::kSeq); }
+void Runner::WriteRandom(ThreadState* t) { DoWrite(t, KeyOrder::kRandom); }
+// RocksDB's filluniquerandom: every key of [0, num) once, in random order.
+void Runner::WriteUniqueRandom(ThreadState* t) {
+  DoWrite(t, KeyOrder::kUnique);
+}
 
-void Runner::WriteSeq(ThreadState* t) { DoWrite(t, /*seq=*/true); }
-void Runner::WriteRandom(ThreadState* t) { DoWrite(t, /*seq=*/false); }
-
-void Runner::DoWrite(ThreadState* t, bool seq) {
+// Writes plan_.num entries (or until --duration's deadline), plan_.batch of
+// them per write; each entry counts as one operation, as in LevelDB.
+void Runner::DoWrite(ThreadState* t, KeyOrder order) {
   ValueGenerator values(config_.compression_ratio,
                         static_cast<size_t>(plan_.value_size),
                         t->rand.Next64());
-  t->stats.Start();  // the value pool is not part of the measurement
+  std::vector<uint64_t> order_of;  // kUnique: a shuffled [0, num)
+  if (order == KeyOrder::kUnique && plan_.num > 0) {
+    order_of.resize(static_cast<size_t>(plan_.num));
+    for (size_t i = 0; i < order_of.size(); i++) order_of[i] = i;
+    for (size_t i = order_of.size() - 1; i > 0; i--) {
+      std::swap(order_of[i], order_of[Pick(&t->rand, i + 1)]);
+    }
+  }
+  const auto key_number = [&](int64_t i) -> uint64_t {
+    switch (order) {
+      case KeyOrder::kSeq:
+        return static_cast<uint64_t>(i);
+      case KeyOrder::kUnique:
+        return order_of[static_cast<size_t>(i) % order_of.size()];
+      case KeyOrder::kRandom:
+        break;
+    }
+    return Pick(&t->rand, plan_.num);
+  };
   const size_t value_size = static_cast<size_t>(plan_.value_size);
-  for (int64_t i = 0; i < plan_.num; i++) {
-    const uint64_t k =
-        seq ? static_cast<uint64_t>(i) : Pick(&t->rand, plan_.num);
-    std::string_view key = t->keys.Key(k);
-    PaceWrite(key.size() + value_size);
-    absl::Status s = engine_->Put(plan_.sync, key, values.Generate(value_size));
+  std::vector<std::string> keys(static_cast<size_t>(plan_.batch));
+  std::vector<BatchEntry> entries;
+  t->stats.Start();  // the value pool is not part of the measurement
+  for (int64_t i = 0; More(i, plan_.num); i += plan_.batch) {
+    absl::Status s;
+    size_t bytes = 0;
+    if (plan_.batch == 1) {
+      std::string_view key = t->keys.Key(key_number(i));
+      bytes = key.size() + value_size;
+      PaceWrite(bytes);
+      s = engine_->Put(plan_.sync, key, values.Generate(value_size));
+    } else {
+      entries.clear();
+      for (size_t j = 0; j < keys.size(); j++) {
+        keys[j] = t->keys.Key(key_number(i + static_cast<int64_t>(j)));
+        bytes += keys[j].size() + value_size;
+        PaceWrite(keys[j].size() + value_size);
+        entries.push_back({keys[j], values.Generate(value_size)});
+      }
+      s = engine_->WriteEntries(plan_.sync, entries);
+    }
     if (!s.ok()) {
       t->status = s;
       return;
     }
-    t->stats.AddBytes(static_cast<int64_t>(key.size() + value_size));
-    t->stats.FinishedOps();
+    t->stats.AddBytes(static_cast<int64_t>(bytes));
+    t->stats.FinishedOps(plan_.batch);
   }
 }
 
@@ -69,7 +107,7 @@ void Runner::ReadHot(ThreadState* t) {
 
 void Runner::ReadKeys(ThreadState* t, int64_t range, bool missing) {
   std::string value;
-  for (int64_t i = 0; i < plan_.reads; i++) {
+  for (int64_t i = 0; More(i, plan_.reads); i++) {
     const uint64_t k = Pick(&t->rand, range);
     std::string_view key = missing ? t->keys.MissingKey(k) : t->keys.Key(k);
     absl::StatusOr<bool> found = engine_->Get(key, &value);
@@ -112,7 +150,7 @@ void Runner::ReadReverse(ThreadState* t) {
 // Like LevelDB's: a new iterator for every seek, so the cost includes
 // creating it.
 void Runner::SeekRandom(ThreadState* t) {
-  for (int64_t i = 0; i < plan_.reads; i++) {
+  for (int64_t i = 0; More(i, plan_.reads); i++) {
     std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
     std::string_view key = t->keys.Key(Pick(&t->rand, plan_.num));
     cursor->Seek(key);
@@ -130,7 +168,7 @@ void Runner::DeleteSeq(ThreadState* t) { DoDelete(t, /*seq=*/true); }
 void Runner::DeleteRandom(ThreadState* t) { DoDelete(t, /*seq=*/false); }
 
 void Runner::DoDelete(ThreadState* t, bool seq) {
-  for (int64_t i = 0; i < plan_.num; i++) {
+  for (int64_t i = 0; More(i, plan_.num); i++) {
     const uint64_t k =
         seq ? static_cast<uint64_t>(i) : Pick(&t->rand, plan_.num);
     std::string_view key = t->keys.Key(k);

@@ -1,0 +1,331 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// RocksDB's db_bench flags that scripts such as RocksDB's tools/benchmark.sh
+// pass, and db_bench's command-line description for the tools front end.
+// Three kinds (docs/db_bench.md has the table):
+//   mapped   - defined here and applied to siftdb's Options or to the run;
+//   ignored  - they tune RocksDB only (threads, caches, reporting); accepted
+//              and named once on stderr by the front end;
+//   refused  - siftdb lacks the feature: a value that asks for it is a usage
+//              error naming the feature, a value meaning today's behaviour
+//              (e.g. --prefix_size=0) is accepted.
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "bench/db_bench/flags.h"
+#include "util/absl_compat.h"
+
+// --- Mapped ---
+ABSL_FLAG(bool, statistics, false,
+          "Print the engine's statistics (siftdb.stats) after the last "
+          "benchmark, under STATISTICS:");
+ABSL_FLAG(std::string, compression_type, "",
+          "RocksDB's compression name: snappy or none (siftdb has no other); "
+          "empty: --compression decides");
+ABSL_FLAG(bool, sync, false, "Every write waits for fdatasync of the log");
+ABSL_FLAG(int32_t, duration, 0,
+          "Seconds each benchmark runs, its operation count then unbounded; "
+          "0: run --num / --reads operations");
+ABSL_FLAG(int64_t, target_file_size_base, 0,
+          "Target table file bytes (Options::max_file_size, which siftdb "
+          "uses at every level); 0: --max_file_size");
+ABSL_FLAG(int64_t, max_bytes_for_level_base, int64_t{10} << 20,
+          "Level-1 target bytes (Options::max_bytes_for_level_base)");
+ABSL_FLAG(double, max_bytes_for_level_multiplier, 10,
+          "Growth of each level's target over the one above "
+          "(Options::max_bytes_for_level_multiplier)");
+ABSL_FLAG(int32_t, level0_file_num_compaction_trigger, 4,
+          "Level-0 tables that start a compaction "
+          "(Options::level0_file_num_compaction_trigger)");
+ABSL_FLAG(int32_t, level0_slowdown_writes_trigger, 8,
+          "Level-0 tables at which writes slow down "
+          "(Options::level0_slowdown_writes_trigger)");
+ABSL_FLAG(int32_t, level0_stop_writes_trigger, 12,
+          "Level-0 tables at which writes stop "
+          "(Options::level0_stop_writes_trigger)");
+ABSL_FLAG(int64_t, batch_size, 1,
+          "Entries per write of the fill, overwrite and delete benchmarks "
+          "(one WriteBatch each); fillbatch always uses 1000");
+ABSL_FLAG(int32_t, readwritepercent, 90,
+          "readrandomwriterandom: percent of operations that are reads");
+ABSL_FLAG(int32_t, num_levels, 7,
+          "Levels of the LSM tree: siftdb has 7; larger values are accepted "
+          "(siftdb's 7th level is never full in a benchmark), smaller are "
+          "refused");
+ABSL_FLAG(int32_t, compaction_style, 0,
+          "0 (leveled), siftdb's only compaction style");
+
+// --- Refused unless they mean today's behaviour ---
+ABSL_FLAG(int32_t, prefix_size, 0,
+          "0 only: siftdb has no prefix extractor (no prefix Bloom filters)");
+ABSL_FLAG(int64_t, keys_per_prefix, 0,
+          "0 only: prefix-grouped keys need a prefix extractor");
+ABSL_FLAG(bool, disable_wal, false,
+          "false only (unless --lenient): siftdb writes every update to its "
+          "log");
+ABSL_FLAG(bool, disable_auto_compactions, false,
+          "false only (unless --lenient): siftdb always compacts in the "
+          "background");
+ABSL_FLAG(bool, use_direct_reads, false,
+          "false only: siftdb reads through the page cache (no O_DIRECT)");
+ABSL_FLAG(bool, use_direct_io_for_flush_and_compaction, false,
+          "false only: siftdb writes through the page cache (no O_DIRECT)");
+ABSL_FLAG(bool, lenient, false,
+          "Accept --disable_wal=1 and --disable_auto_compactions=1, which "
+          "siftdb cannot honour, and run with its log and compactions (more "
+          "work than asked, never less), with a note; flags whose stand-in "
+          "would flatter siftdb stay refused");
+
+// --- gflags ---
+ABSL_FLAG(std::string, undefok, "",
+          "gflags' list of flags that may be unknown: those that are not "
+          "db_bench flags are accepted and ignored");
+
+namespace siftdb::bench {
+namespace {
+
+// RocksDB flags that only tune RocksDB's own machinery (background threads,
+// cache shards, memtable kinds, periodic reports, file syncing): siftdb
+// runs the benchmark the same without them.
+const char* const kIgnoredRocksDBFlags[] = {
+    "allow_concurrent_memtable_write",
+    "bytes_per_sync",
+    "cache_high_pri_pool_ratio",
+    "cache_index_and_filter_blocks",
+    "cache_low_pri_pool_ratio",
+    "cache_numshardbits",
+    "compression_max_dict_bytes",
+    "delete_obsolete_files_period_micros",
+    "hard_pending_compaction_bytes_limit",
+    "level_compaction_dynamic_level_bytes",
+    "max_background_compactions",
+    "max_background_flushes",
+    "max_background_jobs",
+    "max_write_buffer_number",
+    "memtablerep",
+    "merge_operator",
+    "min_level_to_compress",
+    "pin_l0_filter_and_index_blocks_in_cache",
+    "prepopulate_block_cache",
+    "report_file",
+    "report_interval_seconds",
+    "soft_pending_compaction_bytes_limit",
+    "stats_interval_seconds",
+    "stats_per_interval",
+    "verify_checksum",
+    "wal_dir",
+};
+
+// RocksDB features siftdb does not have, refused whatever their value.
+const std::pair<const char*, const char*> kRefusedRocksDBFlags[] = {
+    {"enable_blob_files", "siftdb has no blob files"},
+    {"use_blob_db", "siftdb has no blob files"},
+    {"transaction_db", "siftdb has no transactions"},
+    {"optimistic_transaction_db", "siftdb has no transactions"},
+    {"use_existing_keys", "siftdb's db_bench generates its keys"},
+    {"universal_size_ratio", "siftdb has leveled compaction only"},
+};
+
+absl::Status Refuse(const std::string& flag_and_value, const std::string& why) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s is not supported: %s", flag_and_value, why));
+}
+
+// --compression_type: snappy or none; anything else names what is missing.
+absl::Status ApplyCompressionType(BenchConfig* c) {
+  const std::string type =
+      absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression_type));
+  if (type.empty()) return absl::OkStatus();
+  if (type == "snappy") {
+    c->engine.snappy = true;
+  } else if (type == "none" || type == "no") {
+    c->engine.snappy = false;
+  } else {
+    return Refuse("--compression_type=" + type,
+                  "siftdb compresses blocks with Snappy or not at all");
+  }
+  return absl::OkStatus();
+}
+
+// The flags that are refused unless they ask for today's behaviour.
+absl::Status CheckMissingFeatures(BenchConfig* c) {
+  if (absl::GetFlag(FLAGS_prefix_size) != 0) {
+    return Refuse(
+        absl::StrFormat("--prefix_size=%d", absl::GetFlag(FLAGS_prefix_size)),
+        "siftdb has no prefix extractor (prefix Bloom filters)");
+  }
+  if (absl::GetFlag(FLAGS_keys_per_prefix) != 0) {
+    return Refuse(absl::StrFormat("--keys_per_prefix=%d",
+                                  absl::GetFlag(FLAGS_keys_per_prefix)),
+                  "prefix-grouped keys need a prefix extractor, which siftdb "
+                  "does not have");
+  }
+  if (absl::GetFlag(FLAGS_use_direct_reads)) {
+    return Refuse("--use_direct_reads=1",
+                  "siftdb has no direct I/O (it reads through the page "
+                  "cache, which would flatter its reads)");
+  }
+  if (absl::GetFlag(FLAGS_use_direct_io_for_flush_and_compaction)) {
+    return Refuse("--use_direct_io_for_flush_and_compaction=1",
+                  "siftdb has no direct I/O");
+  }
+  if (absl::GetFlag(FLAGS_compaction_style) != 0) {
+    return Refuse(absl::StrFormat("--compaction_style=%d",
+                                  absl::GetFlag(FLAGS_compaction_style)),
+                  "siftdb has leveled compaction (0) only");
+  }
+  const int levels = absl::GetFlag(FLAGS_num_levels);
+  if (levels < 7) {
+    return Refuse(absl::StrFormat("--num_levels=%d", levels),
+                  "siftdb's level count is fixed at 7");
+  }
+  if (levels > 7) {
+    c->notes.push_back(absl::StrFormat(
+        "--num_levels=%d: siftdb has 7 levels; with --max_bytes_for_level_"
+        "base=%d its last level holds far more than this benchmark writes",
+        levels, c->engine.max_bytes_for_level_base));
+  }
+  const bool lenient = absl::GetFlag(FLAGS_lenient);
+  if (absl::GetFlag(FLAGS_disable_wal)) {
+    if (!lenient) {
+      return Refuse("--disable_wal=1",
+                    "siftdb cannot write without its log (--lenient runs "
+                    "with the log)");
+    }
+    c->notes.push_back(
+        "--disable_wal=1: siftdb writes its log anyway (--lenient)");
+  }
+  if (absl::GetFlag(FLAGS_disable_auto_compactions)) {
+    if (!lenient) {
+      return Refuse("--disable_auto_compactions=1",
+                    "siftdb cannot turn off background compaction "
+                    "(--lenient runs with it)");
+    }
+    c->notes.push_back(
+        "--disable_auto_compactions=1: siftdb compacts in the background "
+        "anyway (--lenient)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRange(const char* flag, int64_t value, int64_t min,
+                        int64_t max) {
+  if (value >= min && value <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--%s=%d: must be in [%d, %d]", flag, value, min, max));
+}
+
+// The compaction shape: level-0 triggers, level targets, table size.
+absl::Status ApplyShape(const tools::ToolArgs& args, BenchConfig* c) {
+  EngineConfig& e = c->engine;
+  e.level0_file_num_compaction_trigger =
+      absl::GetFlag(FLAGS_level0_file_num_compaction_trigger);
+  e.level0_slowdown_writes_trigger =
+      absl::GetFlag(FLAGS_level0_slowdown_writes_trigger);
+  e.level0_stop_writes_trigger =
+      absl::GetFlag(FLAGS_level0_stop_writes_trigger);
+  if (e.level0_file_num_compaction_trigger < 1 ||
+      e.level0_slowdown_writes_trigger < e.level0_file_num_compaction_trigger ||
+      e.level0_stop_writes_trigger < e.level0_slowdown_writes_trigger) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--level0_file_num_compaction_trigger=%d, "
+        "--level0_slowdown_writes_trigger=%d, --level0_stop_writes_trigger="
+        "%d: need 1 <= compaction <= slowdown <= stop",
+        e.level0_file_num_compaction_trigger, e.level0_slowdown_writes_trigger,
+        e.level0_stop_writes_trigger));
+  }
+  const int64_t base = absl::GetFlag(FLAGS_max_bytes_for_level_base);
+  if (absl::Status s =
+          CheckRange("max_bytes_for_level_base", base, 4096, int64_t{1} << 50);
+      !s.ok()) {
+    return s;
+  }
+  e.max_bytes_for_level_base = static_cast<uint64_t>(base);
+  const double mult = absl::GetFlag(FLAGS_max_bytes_for_level_multiplier);
+  if (!(mult > 1 && mult <= 1000)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--max_bytes_for_level_multiplier=%g: must be in (1, 1000]", mult));
+  }
+  e.max_bytes_for_level_multiplier = mult;
+  if (args.WasSet("target_file_size_base")) {
+    const int64_t size = absl::GetFlag(FLAGS_target_file_size_base);
+    if (size != 0) {
+      if (absl::Status s =
+              CheckRange("target_file_size_base", size, 4096, int64_t{1} << 40);
+          !s.ok()) {
+        return s;
+      }
+      e.max_file_size = static_cast<size_t>(size);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyRocksDBFlags(const tools::ToolArgs& args,
+                               BenchConfig* config) {
+  config->statistics = absl::GetFlag(FLAGS_statistics);
+  config->sync = absl::GetFlag(FLAGS_sync);
+  config->duration = absl::GetFlag(FLAGS_duration);
+  config->batch_size = absl::GetFlag(FLAGS_batch_size);
+  config->readwritepercent = absl::GetFlag(FLAGS_readwritepercent);
+  absl::Status s = CheckRange("duration", config->duration, 0, 86400 * 365);
+  if (s.ok()) s = CheckRange("batch_size", config->batch_size, 1, 1000000);
+  if (s.ok()) {
+    s = CheckRange("readwritepercent", config->readwritepercent, 0, 100);
+  }
+  if (s.ok()) s = ApplyCompressionType(config);
+  if (s.ok()) s = ApplyShape(args, config);
+  if (s.ok()) s = CheckMissingFeatures(config);
+  return s;
+}
+
+tools::ToolFlagsSpec DbBenchFlagsSpec(int argc, const char* const* argv) {
+  tools::ToolFlagsSpec spec;
+  spec.program = "db_bench";
+  spec.usage =
+      "db_bench: siftdb's benchmark; LevelDB 1.23's and RocksDB's db_bench "
+      "flags and benchmark names (docs/db_bench.md).\n"
+      "  db_bench --benchmarks=fillrandom,readrandom --num=100000\n"
+      "Exit status: 0 when every benchmark ran, 1 when one failed, 2 for a "
+      "bad command line (unknown or refused flag or benchmark, bad value).\n";
+  spec.flag_sources = {"bench/db_bench/"};
+  spec.takes_positional = false;
+  for (const char* name : kIgnoredRocksDBFlags) spec.ignored.emplace_back(name);
+  for (const auto& [name, why] : kRefusedRocksDBFlags) {
+    spec.refused.emplace(name, why);
+  }
+  // --undefok=a,b (its last occurrence): names that are not ours join the
+  // ignored ones.
+  std::string undefok;
+  for (int i = 1; i < argc; i++) {
+    std::string_view arg = argv[i];
+    for (std::string_view prefix : {"--undefok=", "-undefok="}) {
+      if (absl::StartsWith(AsAbsl(arg), AsAbsl(prefix))) {
+        undefok = std::string(arg.substr(prefix.size()));
+      }
+    }
+  }
+  for (absl::string_view name : absl::StrSplit(undefok, ',')) {
+    name = absl::StripAsciiWhitespace(name);
+    if (name.empty() || spec.refused.count(std::string(name)) != 0) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr ||
+        !absl::StrContains(flag->Filename(), "bench/db_bench/")) {
+      spec.ignored.emplace_back(name);
+    }
+  }
+  return spec;
+}
+
+}  // namespace siftdb::bench
