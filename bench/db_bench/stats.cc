@@ -164,7 +164,21 @@ std::string FormatResultLine(const BenchResult& r) {
 }
 
 std::string FormatHistogram(const Histogram& h) {
-  return absl::StrFormat("Microseconds per op:\n%s", h.ToString());
+  // util/histogram's block, its "Percentiles:" line in RocksDB's layout:
+  // tools/benchmark.sh reads fields 3, 7, 9 and 11 as P50, P99, P99.9 and
+  // P99.99.
+  std::string text = h.ToString();
+  const size_t start = text.find("Percentiles:");
+  if (start != std::string::npos) {
+    const size_t end = text.find('\n', start);
+    text.replace(
+        start, end == std::string::npos ? end : end - start,
+        absl::StrFormat("Percentiles: P50: %.2f P75: %.2f P99: %.2f "
+                        "P99.9: %.2f P99.99: %.2f",
+                        h.Percentile(50), h.Percentile(75), h.Percentile(99),
+                        h.Percentile(99.9), h.Percentile(99.99)));
+  }
+  return absl::StrFormat("Microseconds per op:\n%s", text);
 }
 
 }  // namespace siftdb::bench

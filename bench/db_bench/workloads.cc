@@ -115,7 +115,12 @@ void Runner::ReadKeys(ThreadState* t, int64_t range, bool missing) {
       t->status = found.status();
       return;
     }
-    if (*found) t->found++;
+    if (*found) {
+      t->found++;
+      // Bytes read, as RocksDB's readrandom counts them (LevelDB's prints
+      // no MB/s for reads); benchmark.sh reads the MB/s field.
+      t->stats.AddBytes(static_cast<int64_t>(key.size() + value.size()));
+    }
     t->attempted++;
     t->stats.FinishedOps();
   }

@@ -79,6 +79,7 @@ TEST_F(DbBenchTest, SmokeRunPrintsLevelDBFormat) {
       << fill;
   const std::string read = LineOf(r.out, "readrandom");
   EXPECT_TRUE(Matches(read, std::string("readrandom   :") + kMicros +
+                                R"( +[0-9]+\.[0-9] MB/s)"
                                 R"( \(1000 of 1000 found\); filters saved )"
                                 R"([0-9]+ block reads)"))
       << read;
@@ -134,8 +135,8 @@ TEST_F(DbBenchTest, HistogramPrintsPercentiles) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Microseconds per op:"));
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(P50: [0-9.]+ P99: [0-9.]+ P99\.9: [0-9.]+ )"
-                        R"(Max: [0-9.]+)")))
+      r.out, std::regex(R"(\nPercentiles: P50: [0-9.]+ P75: [0-9.]+ )"
+                        R"(P99: [0-9.]+ P99\.9: [0-9.]+ P99\.99: [0-9.]+\n)")))
       << r.out;
 }
 
