@@ -121,6 +121,37 @@ absl::Status CheckAtLeast(const char* flag, int64_t value, int64_t min) {
       absl::StrFormat("--%s=%d: must be at least %d", flag, value, min));
 }
 
+// --bloom_bits and --compression (LevelDB's spellings included).
+absl::Status ApplyFilterAndCompression(EngineConfig* e) {
+  const double bloom_bits = absl::GetFlag(FLAGS_bloom_bits);
+  if (!(bloom_bits >= 0 && bloom_bits <= 100)) {
+    // LevelDB's default of -1 ("no filter") is accepted as 0.
+    if (bloom_bits < 0) {
+      e->bloom_bits = 0;
+    } else {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--bloom_bits=%g: must be between 0 and 100", bloom_bits));
+    }
+  } else {
+    e->bloom_bits = bloom_bits;
+  }
+
+  const std::string compression =
+      absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression));
+  if (compression == "snappy" || compression == "1" || compression == "true") {
+    e->snappy = true;
+  } else if (compression == "none" || compression == "0" ||
+             compression == "false") {
+    e->snappy = false;
+  } else {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--compression=%s: must be snappy or none (siftdb has no other "
+        "block compression)",
+        compression));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args) {
@@ -183,32 +214,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--compression_ratio=%g: must be in (0, 1]", c.compression_ratio));
   }
-  const double bloom_bits = absl::GetFlag(FLAGS_bloom_bits);
-  if (!(bloom_bits >= 0 && bloom_bits <= 100)) {
-    // LevelDB's default of -1 ("no filter") is accepted as 0.
-    if (bloom_bits < 0) {
-      c.engine.bloom_bits = 0;
-    } else {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--bloom_bits=%g: must be between 0 and 100", bloom_bits));
-    }
-  } else {
-    c.engine.bloom_bits = bloom_bits;
-  }
-
-  const std::string compression =
-      absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression));
-  if (compression == "snappy" || compression == "1" || compression == "true") {
-    c.engine.snappy = true;
-  } else if (compression == "none" || compression == "0" ||
-             compression == "false") {
-    c.engine.snappy = false;
-  } else {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--compression=%s: must be snappy or none (siftdb has no other "
-        "block compression)",
-        compression));
-  }
+  if (s = ApplyFilterAndCompression(&c.engine); !s.ok()) return s;
   c.engine.create_if_missing = !c.use_existing_db;
   c.engine.block_cache_size = cache_size;
   c.engine.write_buffer_size = absl::GetFlag(FLAGS_write_buffer_size);
