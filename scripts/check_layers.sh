@@ -12,6 +12,7 @@
 #   redis/mirror -> filter, redis/client, util
 #   db/mirror -> db, redis/mirror
 #   util/testing -> util
+#   c (the C API) -> the public API alone
 #   tools, bench, fuzz, tests, examples -> anything built
 #
 # and two rules beside the arrows: db reaches db/mirror only through
@@ -35,6 +36,7 @@ declare -A direct=(
   [redis/bloom]="redis/client util"
   [redis/mirror]="filter redis/client util"
   [db/mirror]="db redis/mirror"
+  [c]=""
 )
 # Folders whose files may include any module.
 free_dirs=(tools bench fuzz tests examples)

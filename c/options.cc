@@ -1,0 +1,290 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// siftdb_options_t, siftdb_readoptions_t, siftdb_writeoptions_t and
+// siftdb_flushoptions_t: creation and one setter per field of
+// siftdb/options.h that C can express. Setters store what they are given;
+// the engine checks ranges when the DB opens (an out-of-range value is an
+// error naming the option then), except values the C++ types cannot hold
+// (an unknown compression or mirror mode), which are remembered here and
+// reported by siftdb_open. Setters on a NULL handle do nothing.
+
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "c/handles.h"
+#include "siftdb/c.h"
+
+namespace {
+
+// Remembers the first bad value for siftdb_open to report.
+void NoteBadValue(siftdb_options_t* options, std::string what) {
+  if (options->bad_value.empty()) options->bad_value = std::move(what);
+}
+
+}  // namespace
+
+extern "C" {
+
+siftdb_options_t* siftdb_options_create(void) { return new siftdb_options_t; }
+
+void siftdb_options_destroy(siftdb_options_t* options) { delete options; }
+
+void siftdb_options_set_comparator(siftdb_options_t* options,
+                                   const siftdb_comparator_t* comparator) {
+  if (options == nullptr) return;
+  if (comparator == nullptr) {
+    options->comparator.reset();
+  } else {
+    options->comparator = comparator->rep;
+  }
+  options->rep.comparator = options->comparator.get();
+}
+
+void siftdb_options_set_create_if_missing(siftdb_options_t* options,
+                                          uint8_t v) {
+  if (options != nullptr) options->rep.create_if_missing = v != 0;
+}
+
+void siftdb_options_set_error_if_exists(siftdb_options_t* options, uint8_t v) {
+  if (options != nullptr) options->rep.error_if_exists = v != 0;
+}
+
+void siftdb_options_set_paranoid_checks(siftdb_options_t* options, uint8_t v) {
+  if (options != nullptr) options->rep.paranoid_checks = v != 0;
+}
+
+void siftdb_options_set_paranoid_file_checks(siftdb_options_t* options,
+                                             uint8_t v) {
+  if (options != nullptr) options->rep.paranoid_file_checks = v != 0;
+}
+
+void siftdb_options_set_write_buffer_size(siftdb_options_t* options,
+                                          size_t bytes) {
+  if (options != nullptr) options->rep.write_buffer_size = bytes;
+}
+
+void siftdb_options_set_memtable_filter_ratio(siftdb_options_t* options,
+                                              double ratio) {
+  if (options != nullptr) options->rep.memtable_filter_ratio = ratio;
+}
+
+void siftdb_options_set_max_open_files(siftdb_options_t* options, int n) {
+  if (options != nullptr) options->rep.max_open_files = n;
+}
+
+void siftdb_options_set_block_cache_size(siftdb_options_t* options,
+                                         size_t bytes) {
+  if (options != nullptr) options->rep.block_cache_size = bytes;
+}
+
+void siftdb_options_set_block_size(siftdb_options_t* options, size_t bytes) {
+  if (options != nullptr) options->rep.block_size = bytes;
+}
+
+void siftdb_options_set_block_restart_interval(siftdb_options_t* options,
+                                               int n) {
+  if (options != nullptr) options->rep.block_restart_interval = n;
+}
+
+void siftdb_options_set_compression(siftdb_options_t* options,
+                                    int compression) {
+  if (options == nullptr) return;
+  if (compression != siftdb_no_compression &&
+      compression != siftdb_snappy_compression) {
+    NoteBadValue(options,
+                 absl::StrFormat("siftdb_options_set_compression: %d is not a "
+                                 "compression type (siftdb_no_compression = 0, "
+                                 "siftdb_snappy_compression = 1)",
+                                 compression));
+    return;
+  }
+  options->rep.compression = static_cast<siftdb::CompressionType>(compression);
+}
+
+void siftdb_options_set_filter_bits_per_key(siftdb_options_t* options,
+                                            double bits_per_key) {
+  if (options != nullptr) options->rep.filter_bits_per_key = bits_per_key;
+}
+
+void siftdb_options_set_filter_policy(siftdb_options_t* options,
+                                      const siftdb_filterpolicy_t* policy) {
+  if (options == nullptr) return;
+  options->rep.filter_policy = policy == nullptr ? nullptr : policy->rep;
+}
+
+void siftdb_options_set_max_file_size(siftdb_options_t* options, size_t bytes) {
+  if (options != nullptr) options->rep.max_file_size = bytes;
+}
+
+void siftdb_options_set_level0_file_num_compaction_trigger(
+    siftdb_options_t* options, int n) {
+  if (options != nullptr) options->rep.level0_file_num_compaction_trigger = n;
+}
+
+void siftdb_options_set_level0_slowdown_writes_trigger(
+    siftdb_options_t* options, int n) {
+  if (options != nullptr) options->rep.level0_slowdown_writes_trigger = n;
+}
+
+void siftdb_options_set_level0_stop_writes_trigger(siftdb_options_t* options,
+                                                   int n) {
+  if (options != nullptr) options->rep.level0_stop_writes_trigger = n;
+}
+
+void siftdb_options_set_max_bytes_for_level_base(siftdb_options_t* options,
+                                                 uint64_t bytes) {
+  if (options != nullptr) options->rep.max_bytes_for_level_base = bytes;
+}
+
+void siftdb_options_set_max_bytes_for_level_multiplier(
+    siftdb_options_t* options, double multiplier) {
+  if (options != nullptr) {
+    options->rep.max_bytes_for_level_multiplier = multiplier;
+  }
+}
+
+void siftdb_options_set_max_subcompactions(siftdb_options_t* options, int n) {
+  if (options != nullptr) options->rep.max_subcompactions = n;
+}
+
+void siftdb_options_set_free_compaction_inputs_early(siftdb_options_t* options,
+                                                     uint8_t v) {
+  if (options != nullptr) options->rep.free_compaction_inputs_early = v != 0;
+}
+
+// ---- The Redis mirror ----
+
+void siftdb_options_set_remote_filter_mode(siftdb_options_t* options,
+                                           int mode) {
+  using Mode = siftdb::RemoteFilterOptions::Mode;
+  if (options == nullptr) return;
+  switch (mode) {
+    case siftdb_remote_filter_off:
+      options->rep.remote_filter.mode = Mode::kOff;
+      return;
+    case siftdb_remote_filter_async:
+      options->rep.remote_filter.mode = Mode::kAsync;
+      return;
+    case siftdb_remote_filter_sync:
+      options->rep.remote_filter.mode = Mode::kSync;
+      return;
+  }
+  NoteBadValue(options, absl::StrFormat(
+                            "siftdb_options_set_remote_filter_mode: %d is not "
+                            "a mode (off = 0, async = 1, sync = 2)",
+                            mode));
+}
+
+void siftdb_options_add_remote_filter_endpoint(siftdb_options_t* options,
+                                               const char* endpoint) {
+  if (options == nullptr) return;
+  if (endpoint == nullptr) {
+    NoteBadValue(options,
+                 "siftdb_options_add_remote_filter_endpoint: endpoint is NULL");
+    return;
+  }
+  options->rep.remote_filter.endpoints.emplace_back(endpoint);
+}
+
+void siftdb_options_clear_remote_filter_endpoints(siftdb_options_t* options) {
+  if (options != nullptr) options->rep.remote_filter.endpoints.clear();
+}
+
+void siftdb_options_set_remote_filter_name(siftdb_options_t* options,
+                                           const char* name) {
+  if (options != nullptr) {
+    options->rep.remote_filter.name = name == nullptr ? "" : name;
+  }
+}
+
+void siftdb_options_set_remote_filter_auth(siftdb_options_t* options,
+                                           const char* username,
+                                           const char* password) {
+  if (options == nullptr) return;
+  options->rep.remote_filter.username = username == nullptr ? "" : username;
+  options->rep.remote_filter.password = password == nullptr ? "" : password;
+}
+
+void siftdb_options_set_remote_filter_timeouts_ms(siftdb_options_t* options,
+                                                  int connect_timeout_ms,
+                                                  int command_timeout_ms) {
+  if (options == nullptr) return;
+  options->rep.remote_filter.connect_timeout_ms = connect_timeout_ms;
+  options->rep.remote_filter.command_timeout_ms = command_timeout_ms;
+}
+
+void siftdb_options_set_remote_filter_lease_ttl_ms(siftdb_options_t* options,
+                                                   int ms) {
+  if (options != nullptr) options->rep.remote_filter.lease_ttl_ms = ms;
+}
+
+void siftdb_options_set_remote_filter_async_max_lag_ms(
+    siftdb_options_t* options, int ms) {
+  if (options != nullptr) options->rep.remote_filter.async_max_lag_ms = ms;
+}
+
+void siftdb_options_set_remote_filter_wait(siftdb_options_t* options,
+                                           int replicas, int timeout_ms) {
+  if (options == nullptr) return;
+  options->rep.remote_filter.wait_replicas = replicas;
+  options->rep.remote_filter.wait_timeout_ms = timeout_ms;
+}
+
+void siftdb_options_set_remote_filter_delete_grace_ms(siftdb_options_t* options,
+                                                      int ms) {
+  if (options != nullptr) options->rep.remote_filter.delete_grace_ms = ms;
+}
+
+// ---- Read, write and flush options ----
+
+siftdb_readoptions_t* siftdb_readoptions_create(void) {
+  return new siftdb_readoptions_t;
+}
+
+void siftdb_readoptions_destroy(siftdb_readoptions_t* options) {
+  delete options;
+}
+
+void siftdb_readoptions_set_verify_checksums(siftdb_readoptions_t* options,
+                                             uint8_t v) {
+  if (options != nullptr) options->rep.verify_checksums = v != 0;
+}
+
+void siftdb_readoptions_set_fill_cache(siftdb_readoptions_t* options,
+                                       uint8_t v) {
+  if (options != nullptr) options->rep.fill_cache = v != 0;
+}
+
+void siftdb_readoptions_set_snapshot(siftdb_readoptions_t* options,
+                                     const siftdb_snapshot_t* snapshot) {
+  if (options == nullptr) return;
+  options->snapshot = snapshot;
+  options->rep.snapshot = snapshot == nullptr ? nullptr : snapshot->rep;
+}
+
+siftdb_writeoptions_t* siftdb_writeoptions_create(void) {
+  return new siftdb_writeoptions_t;
+}
+
+void siftdb_writeoptions_destroy(siftdb_writeoptions_t* options) {
+  delete options;
+}
+
+void siftdb_writeoptions_set_sync(siftdb_writeoptions_t* options, uint8_t v) {
+  if (options != nullptr) options->rep.sync = v != 0;
+}
+
+siftdb_flushoptions_t* siftdb_flushoptions_create(void) {
+  return new siftdb_flushoptions_t;
+}
+
+void siftdb_flushoptions_destroy(siftdb_flushoptions_t* options) {
+  delete options;
+}
+
+void siftdb_flushoptions_set_wait(siftdb_flushoptions_t* options, uint8_t v) {
+  if (options != nullptr) options->rep.wait = v != 0;
+}
+
+}  // extern "C"
