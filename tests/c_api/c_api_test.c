@@ -1,0 +1,693 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// c_api_test: calls every function of include/siftdb/c.h from C99, linked
+// against the shared library (so it also proves each is exported), and
+// checks the results, including the error paths: bad arguments, missing or
+// damaged databases, NULL handles. Exits 1 at the first failed check,
+// printing it.
+//
+// Usage: c_api_test [PARENT_DIR]. Works in a fresh directory made under
+// PARENT_DIR (default: $TMPDIR, else /tmp) and removes it at the end.
+
+#define _XOPEN_SOURCE 700
+
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "siftdb/c.h"
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+// No error: prints it otherwise.
+#define CHECK_OK(err)                                                      \
+  do {                                                                     \
+    if ((err) != NULL) {                                                   \
+      fprintf(stderr, "%s:%d: unexpected error: %s\n", __FILE__, __LINE__, \
+              (err));                                                      \
+      exit(1);                                                             \
+    }                                                                      \
+  } while (0)
+
+// An error whose text contains `needle`; frees it and resets err.
+#define CHECK_ERR(err, needle)                                        \
+  do {                                                                \
+    CHECK((err) != NULL);                                             \
+    if (strstr((err), (needle)) == NULL) {                            \
+      fprintf(stderr, "%s:%d: error \"%s\" lacks \"%s\"\n", __FILE__, \
+              __LINE__, (err), (needle));                             \
+      exit(1);                                                        \
+    }                                                                 \
+    siftdb_free(err);                                                 \
+    (err) = NULL;                                                     \
+  } while (0)
+
+static char root[4096];
+static char db_path[4200];
+
+static void Path(char* out, size_t n, const char* leaf) {
+  snprintf(out, n, "%s/%s", root, leaf);
+}
+
+static int RemoveEntry(const char* path, const struct stat* st, int flag,
+                       struct FTW* ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+// The value of key k, checked against want (NULL: absent).
+static void CheckGet(siftdb_t* db, const siftdb_readoptions_t* ro,
+                     const char* k, const char* want) {
+  char* err = NULL;
+  size_t len = 99;
+  char* got = siftdb_get(db, ro, k, strlen(k), &len, &err);
+  CHECK_OK(err);
+  if (want == NULL) {
+    CHECK(got == NULL);
+    CHECK(len == 0);
+    return;
+  }
+  CHECK(got != NULL);
+  CHECK(len == strlen(want));
+  CHECK(memcmp(got, want, len) == 0);
+  CHECK(got[len] == '\0');
+  siftdb_free(got);
+}
+
+static void CheckIterAt(const siftdb_iterator_t* it, const char* k,
+                        const char* v) {
+  size_t klen, vlen;
+  const char* key;
+  const char* value;
+  CHECK(siftdb_iter_valid(it));
+  key = siftdb_iter_key(it, &klen);
+  value = siftdb_iter_value(it, &vlen);
+  CHECK(klen == strlen(k) && memcmp(key, k, klen) == 0);
+  CHECK(vlen == strlen(v) && memcmp(value, v, vlen) == 0);
+}
+
+static void TestVersion(void) {
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "%d.%d.%d", siftdb_version_major(),
+           siftdb_version_minor(), siftdb_version_patch());
+  CHECK(siftdb_version_major() >= 0 && siftdb_version_minor() >= 0);
+  CHECK(strcmp(siftdb_version(), prefix) == 0);
+  siftdb_free(NULL);
+}
+
+static void TestOpenErrors(void) {
+  char* err = NULL;
+  char missing[4200];
+  siftdb_options_t* options = siftdb_options_create();
+  Path(missing, sizeof(missing), "missing");
+
+  // Missing without create_if_missing: the error names the path.
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, missing);
+  // A NULL errptr drops the error, and does not crash.
+  CHECK(siftdb_open(options, missing, NULL) == NULL);
+  // A previous message is replaced (freed first: the leak checkers see it).
+  err = (char*)malloc(8);
+  strcpy(err, "stale");
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "create_if_missing");
+  CHECK(siftdb_open_for_read_only(options, missing, &err) == NULL);
+  CHECK_ERR(err, missing);
+  CHECK(siftdb_open(options, NULL, &err) == NULL);
+  CHECK_ERR(err, "name is NULL");
+  CHECK(siftdb_open(options, "", &err) == NULL);
+  CHECK_ERR(err, "empty");
+
+  // Values the engine rejects, and values C cannot even store.
+  siftdb_options_set_create_if_missing(options, 1);
+  siftdb_options_set_write_buffer_size(options, 1);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "write_buffer_size");
+  siftdb_options_set_write_buffer_size(options, 1 << 20);
+  siftdb_options_set_compression(options, 7);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "siftdb_options_set_compression: 7");
+  siftdb_options_destroy(options);
+
+  options = siftdb_options_create();
+  siftdb_options_set_create_if_missing(options, 1);
+  siftdb_options_set_remote_filter_mode(options, 9);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "remote_filter_mode: 9");
+  siftdb_options_destroy(options);
+
+  // Defaults (NULL options) do not create a database.
+  CHECK(siftdb_open(NULL, missing, &err) == NULL);
+  CHECK_ERR(err, missing);
+  CHECK(access(missing, F_OK) != 0);
+}
+
+// Every options setter, with values the engine accepts.
+static siftdb_options_t* FullOptions(void) {
+  siftdb_options_t* o = siftdb_options_create();
+  siftdb_filterpolicy_t* policy = siftdb_filterpolicy_create_bloom(12);
+  siftdb_options_set_create_if_missing(o, 1);
+  siftdb_options_set_error_if_exists(o, 0);
+  siftdb_options_set_paranoid_checks(o, 1);
+  siftdb_options_set_paranoid_file_checks(o, 1);
+  siftdb_options_set_write_buffer_size(o, 64 << 10);
+  siftdb_options_set_memtable_filter_ratio(o, 0.1);
+  siftdb_options_set_max_open_files(o, 100);
+  siftdb_options_set_block_cache_size(o, 1 << 20);
+  siftdb_options_set_block_size(o, 1024);
+  siftdb_options_set_block_restart_interval(o, 8);
+  siftdb_options_set_compression(o, siftdb_no_compression);
+  siftdb_options_set_compression(o, siftdb_snappy_compression);
+  siftdb_options_set_filter_bits_per_key(o, 8);
+  siftdb_options_set_filter_policy(o, policy);
+  siftdb_filterpolicy_destroy(policy);  // the options keep a reference
+  siftdb_options_set_max_file_size(o, 32 << 10);
+  siftdb_options_set_level0_file_num_compaction_trigger(o, 2);
+  siftdb_options_set_level0_slowdown_writes_trigger(o, 6);
+  siftdb_options_set_level0_stop_writes_trigger(o, 10);
+  siftdb_options_set_max_bytes_for_level_base(o, 256 << 10);
+  siftdb_options_set_max_bytes_for_level_multiplier(o, 8);
+  siftdb_options_set_max_subcompactions(o, 2);
+  siftdb_options_set_free_compaction_inputs_early(o, 1);
+  // The mirror's settings, with the mirror left off.
+  siftdb_options_add_remote_filter_endpoint(o, "127.0.0.1:1");
+  siftdb_options_clear_remote_filter_endpoints(o);
+  siftdb_options_set_remote_filter_name(o, "c_api_test");
+  siftdb_options_set_remote_filter_name(o, NULL);
+  siftdb_options_set_remote_filter_auth(o, "user", NULL);
+  siftdb_options_set_remote_filter_timeouts_ms(o, 500, 500);
+  siftdb_options_set_remote_filter_lease_ttl_ms(o, 5000);
+  siftdb_options_set_remote_filter_async_max_lag_ms(o, 50);
+  siftdb_options_set_remote_filter_wait(o, 0, 100);
+  siftdb_options_set_remote_filter_delete_grace_ms(o, 1000);
+  siftdb_options_set_remote_filter_mode(o, siftdb_remote_filter_off);
+  return o;
+}
+
+static void TestFilterPolicies(void) {
+  char* err = NULL;
+  siftdb_filterpolicy_t* p = siftdb_filterpolicy_create_classic_bloom(10);
+  CHECK(strcmp(siftdb_filterpolicy_name(p), "siftdb.ClassicBloom") == 0);
+  siftdb_filterpolicy_destroy(p);
+  p = siftdb_filterpolicy_create_from_name("siftdb.BlockedBloom", 10, &err);
+  CHECK_OK(err);
+  CHECK(strcmp(siftdb_filterpolicy_name(p), "siftdb.BlockedBloom") == 0);
+  siftdb_filterpolicy_destroy(p);
+  CHECK(siftdb_filterpolicy_create_from_name("no.such.policy", 10, &err) ==
+        NULL);
+  CHECK_ERR(err, "no.such.policy");
+  CHECK(siftdb_filterpolicy_create_from_name(NULL, 10, &err) == NULL);
+  CHECK_ERR(err, "name is NULL");
+  CHECK(strcmp(siftdb_filterpolicy_name(NULL), "") == 0);
+  siftdb_filterpolicy_destroy(NULL);
+}
+
+static void TestReadsAndWrites(siftdb_t* db) {
+  char* err = NULL;
+  siftdb_writeoptions_t* wo = siftdb_writeoptions_create();
+  siftdb_readoptions_t* ro = siftdb_readoptions_create();
+  siftdb_writeoptions_set_sync(wo, 1);
+  siftdb_readoptions_set_verify_checksums(ro, 1);
+  siftdb_readoptions_set_fill_cache(ro, 0);
+
+  siftdb_put(db, wo, "apple", 5, "red", 3, &err);
+  CHECK_OK(err);
+  siftdb_put(db, wo, "banana", 6, "yellow", 6, &err);
+  CHECK_OK(err);
+  siftdb_put(db, NULL, "", 0, NULL, 0, &err);  // empty key, empty value
+  CHECK_OK(err);
+  CheckGet(db, ro, "apple", "red");
+  CheckGet(db, NULL, "", "");
+  CheckGet(db, ro, "cherry", NULL);
+  siftdb_delete(db, wo, "", 0, &err);
+  CHECK_OK(err);
+  CheckGet(db, ro, "", NULL);
+
+  // A value with NUL bytes, read with a NULL length pointer.
+  siftdb_put(db, wo, "nul", 3, "a\0b", 3, &err);
+  CHECK_OK(err);
+  {
+    size_t len;
+    char* v = siftdb_get(db, ro, "nul", 3, &len, &err);
+    CHECK_OK(err);
+    CHECK(len == 3 && memcmp(v, "a\0b", 3) == 0);
+    siftdb_free(v);
+    v = siftdb_get(db, ro, "nul", 3, NULL, &err);
+    CHECK(v != NULL);
+    siftdb_free(v);
+  }
+  siftdb_delete(db, wo, "nul", 3, &err);
+  CHECK_OK(err);
+
+  // Bad arguments are errors, never crashes.
+  siftdb_put(db, wo, NULL, 3, "x", 1, &err);
+  CHECK_ERR(err, "key is NULL");
+  siftdb_put(db, wo, "k", 1, NULL, 1, &err);
+  CHECK_ERR(err, "val is NULL");
+  siftdb_put(NULL, wo, "k", 1, "v", 1, &err);
+  CHECK_ERR(err, "db is NULL");
+  siftdb_put(NULL, wo, "k", 1, "v", 1, NULL);
+  siftdb_delete(db, wo, NULL, 1, &err);
+  CHECK_ERR(err, "key is NULL");
+  siftdb_delete(NULL, wo, "k", 1, &err);
+  CHECK_ERR(err, "db is NULL");
+  CHECK(siftdb_get(db, ro, NULL, 1, NULL, &err) == NULL);
+  CHECK_ERR(err, "key is NULL");
+  CHECK(siftdb_get(NULL, ro, "k", 1, NULL, &err) == NULL);
+  CHECK_ERR(err, "db is NULL");
+  siftdb_write(db, wo, NULL, &err);
+  CHECK_ERR(err, "batch is NULL");
+  {
+    // Over the engine's key limit (1 MiB).
+    size_t big = (1u << 20) + 1;
+    char* key = (char*)calloc(big, 1);
+    CHECK(key != NULL);
+    siftdb_put(db, wo, key, big, "v", 1, &err);
+    CHECK_ERR(err, "INVALID_ARGUMENT");
+    free(key);
+  }
+  siftdb_writeoptions_destroy(wo);
+  siftdb_readoptions_destroy(ro);
+}
+
+struct BatchLog {
+  char text[256];
+};
+
+static void LogPut(void* state, const char* k, size_t klen, const char* v,
+                   size_t vlen) {
+  struct BatchLog* log = (struct BatchLog*)state;
+  size_t n = strlen(log->text);
+  snprintf(log->text + n, sizeof(log->text) - n, "put(%.*s,%.*s);", (int)klen,
+           k, (int)vlen, v);
+}
+
+static void LogDelete(void* state, const char* k, size_t klen) {
+  struct BatchLog* log = (struct BatchLog*)state;
+  size_t n = strlen(log->text);
+  snprintf(log->text + n, sizeof(log->text) - n, "del(%.*s);", (int)klen, k);
+}
+
+static void TestWriteBatch(siftdb_t* db) {
+  char* err = NULL;
+  struct BatchLog log;
+  siftdb_writebatch_t* b = siftdb_writebatch_create();
+  siftdb_writebatch_t* other = siftdb_writebatch_create();
+  siftdb_writebatch_put(b, "x", 1, "1", 1);
+  siftdb_writebatch_put(b, NULL, 4, "ignored", 7);  // bad: ignored
+  siftdb_writebatch_delete(b, "apple", 5);
+  siftdb_writebatch_delete(b, NULL, 2);  // bad: ignored
+  CHECK(siftdb_writebatch_count(b) == 2);
+  siftdb_writebatch_put(other, "y", 1, "2", 1);
+  siftdb_writebatch_append(b, other);
+  CHECK(siftdb_writebatch_count(b) == 3);
+  CHECK(siftdb_writebatch_approximate_size(b) > 0);
+
+  log.text[0] = '\0';
+  siftdb_writebatch_iterate(b, &log, LogPut, LogDelete, &err);
+  CHECK_OK(err);
+  CHECK(strcmp(log.text, "put(x,1);del(apple);put(y,2);") == 0);
+  log.text[0] = '\0';
+  siftdb_writebatch_iterate(b, &log, NULL, LogDelete, &err);  // skip puts
+  CHECK_OK(err);
+  CHECK(strcmp(log.text, "del(apple);") == 0);
+  siftdb_writebatch_iterate(NULL, &log, LogPut, LogDelete, &err);
+  CHECK_ERR(err, "batch is NULL");
+
+  siftdb_write(db, NULL, b, &err);
+  CHECK_OK(err);
+  CHECK(siftdb_writebatch_count(b) == 3);  // unchanged by the write
+  CheckGet(db, NULL, "x", "1");
+  CheckGet(db, NULL, "y", "2");
+  CheckGet(db, NULL, "apple", NULL);
+
+  siftdb_writebatch_append(other, other);  // itself: now two puts
+  CHECK(siftdb_writebatch_count(other) == 2);
+  siftdb_writebatch_clear(b);
+  CHECK(siftdb_writebatch_count(b) == 0);
+  CHECK(siftdb_writebatch_count(NULL) == 0);
+  CHECK(siftdb_writebatch_approximate_size(NULL) == 0);
+  siftdb_writebatch_clear(NULL);
+  siftdb_writebatch_destroy(b);
+  siftdb_writebatch_destroy(other);
+  siftdb_writebatch_destroy(NULL);
+}
+
+// Holds banana=yellow, x=1, y=2 here.
+static void TestIterator(siftdb_t* db) {
+  char* err = NULL;
+  siftdb_iterator_t* it = siftdb_create_iterator(db, NULL);
+  CHECK(it != NULL);
+  CHECK(!siftdb_iter_valid(it));
+  siftdb_iter_seek_to_first(it);
+  CheckIterAt(it, "banana", "yellow");
+  siftdb_iter_next(it);
+  CheckIterAt(it, "x", "1");
+  siftdb_iter_next(it);
+  CheckIterAt(it, "y", "2");
+  siftdb_iter_next(it);
+  CHECK(!siftdb_iter_valid(it));
+  // Moves and reads of an invalid iterator are harmless.
+  siftdb_iter_next(it);
+  siftdb_iter_prev(it);
+  {
+    size_t len = 5;
+    CHECK(siftdb_iter_key(it, &len) == NULL && len == 0);
+    len = 5;
+    CHECK(siftdb_iter_value(it, &len) == NULL && len == 0);
+  }
+  siftdb_iter_seek_to_last(it);
+  CheckIterAt(it, "y", "2");
+  siftdb_iter_prev(it);
+  CheckIterAt(it, "x", "1");
+  siftdb_iter_seek(it, "c", 1);
+  CheckIterAt(it, "x", "1");
+  siftdb_iter_seek(it, NULL, 3);  // a NULL target is ""
+  CheckIterAt(it, "banana", "yellow");
+  siftdb_iter_seek(it, "z", 1);
+  CHECK(!siftdb_iter_valid(it));
+  siftdb_iter_get_error(it, &err);
+  CHECK_OK(err);
+  siftdb_iter_destroy(it);
+
+  // NULL iterators everywhere.
+  CHECK(siftdb_create_iterator(NULL, NULL) == NULL);
+  CHECK(!siftdb_iter_valid(NULL));
+  siftdb_iter_seek_to_first(NULL);
+  siftdb_iter_seek_to_last(NULL);
+  siftdb_iter_seek(NULL, "a", 1);
+  siftdb_iter_next(NULL);
+  siftdb_iter_prev(NULL);
+  CHECK(siftdb_iter_key(NULL, NULL) == NULL);
+  CHECK(siftdb_iter_value(NULL, NULL) == NULL);
+  siftdb_iter_get_error(NULL, &err);
+  CHECK_ERR(err, "iter is NULL");
+  siftdb_iter_destroy(NULL);
+}
+
+static void TestSnapshots(siftdb_t* db, siftdb_t* other_db) {
+  char* err = NULL;
+  siftdb_readoptions_t* ro = siftdb_readoptions_create();
+  const siftdb_snapshot_t* snap = siftdb_create_snapshot(db);
+  siftdb_iterator_t* it;
+  CHECK(snap != NULL);
+  siftdb_put(db, NULL, "x", 1, "changed", 7, &err);
+  CHECK_OK(err);
+  siftdb_readoptions_set_snapshot(ro, snap);
+  CheckGet(db, ro, "x", "1");
+  it = siftdb_create_iterator(db, ro);
+  siftdb_iter_seek(it, "x", 1);
+  CheckIterAt(it, "x", "1");
+  siftdb_iter_destroy(it);
+  siftdb_readoptions_set_snapshot(ro, NULL);
+  CheckGet(db, ro, "x", "changed");
+
+  // A snapshot of another DB is an error, for reads and iterators alike.
+  siftdb_readoptions_set_snapshot(ro, snap);
+  CHECK(siftdb_get(other_db, ro, "x", 1, NULL, &err) == NULL);
+  CHECK_ERR(err, "another DB");
+  it = siftdb_create_iterator(other_db, ro);
+  CHECK(it != NULL);
+  siftdb_iter_seek_to_first(it);
+  CHECK(!siftdb_iter_valid(it));
+  siftdb_iter_get_error(it, &err);
+  CHECK_ERR(err, "another DB");
+  siftdb_iter_destroy(it);
+
+  siftdb_release_snapshot(db, snap);
+  siftdb_release_snapshot(db, NULL);
+  CHECK(siftdb_create_snapshot(NULL) == NULL);
+  siftdb_readoptions_destroy(ro);
+}
+
+static void TestAdmin(siftdb_t* db) {
+  char* err = NULL;
+  char checkpoint[4200];
+  siftdb_flushoptions_t* fo = siftdb_flushoptions_create();
+  siftdb_flushoptions_set_wait(fo, 1);
+  siftdb_flush(db, fo, &err);
+  CHECK_OK(err);
+  siftdb_flush(db, NULL, &err);
+  CHECK_OK(err);
+  siftdb_flush(NULL, fo, &err);
+  CHECK_ERR(err, "db is NULL");
+  siftdb_flushoptions_destroy(fo);
+
+  {
+    size_t len = 0;
+    char* v = siftdb_property_value(db, "siftdb.stats", &len);
+    CHECK(v != NULL && len > 0 && strlen(v) == len);
+    siftdb_free(v);
+    CHECK(siftdb_property_value(db, "siftdb.no-such-property", &len) == NULL);
+    CHECK(len == 0);
+    CHECK(siftdb_property_value(db, NULL, NULL) == NULL);
+    CHECK(siftdb_property_value(NULL, "siftdb.stats", NULL) == NULL);
+    v = siftdb_property_value(db, "siftdb.background-error", NULL);
+    CHECK(v != NULL && strcmp(v, "OK") == 0);
+    siftdb_free(v);
+  }
+  {
+    const char* starts[2] = {"a", "x"};
+    const char* limits[2] = {"z", "x"};
+    size_t start_lens[2] = {1, 1};
+    size_t limit_lens[2] = {1, 1};
+    uint64_t sizes[2] = {7, 7};
+    siftdb_approximate_sizes(db, 2, starts, start_lens, limits, limit_lens,
+                             sizes);
+    CHECK(sizes[0] > 0);
+    CHECK(sizes[1] == 0);  // [x, x) is empty
+    siftdb_approximate_sizes(NULL, 2, starts, start_lens, limits, limit_lens,
+                             sizes);
+    CHECK(sizes[0] == 0 && sizes[1] == 0);
+    siftdb_approximate_sizes(db, 0, NULL, NULL, NULL, NULL, NULL);
+  }
+  siftdb_compact_range(db, NULL, 0, NULL, 0, &err);
+  CHECK_OK(err);
+  siftdb_compact_range(db, "a", 1, "z", 1, &err);
+  CHECK_OK(err);
+  siftdb_compact_range(NULL, NULL, 0, NULL, 0, &err);
+  CHECK_ERR(err, "db is NULL");
+  {
+    char* level1 =
+        siftdb_property_value(db, "siftdb.num-files-at-level0", NULL);
+    CHECK(level1 != NULL);
+    siftdb_free(level1);
+  }
+
+  siftdb_disable_file_deletions(db, &err);
+  CHECK_OK(err);
+  {
+    size_t count = 0, i;
+    uint64_t manifest_size = 0;
+    int saw_current = 0;
+    char** files = siftdb_live_files(db, 1, &count, &manifest_size, &err);
+    CHECK_OK(err);
+    CHECK(files != NULL && count >= 2 && manifest_size > 0);
+    for (i = 0; i < count; i++) {
+      if (strcmp(files[i], "/CURRENT") == 0) saw_current = 1;
+    }
+    CHECK(files[count] == NULL);
+    CHECK(saw_current);
+    siftdb_free(files);
+    CHECK(siftdb_live_files(NULL, 0, &count, NULL, &err) == NULL);
+    CHECK_ERR(err, "db is NULL");
+    CHECK(count == 0);
+  }
+  siftdb_enable_file_deletions(db, 1, &err);
+  CHECK_OK(err);
+  siftdb_disable_file_deletions(NULL, &err);
+  CHECK_ERR(err, "db is NULL");
+  siftdb_enable_file_deletions(NULL, 0, &err);
+  CHECK_ERR(err, "db is NULL");
+
+  Path(checkpoint, sizeof(checkpoint), "checkpoint");
+  siftdb_create_checkpoint(db, checkpoint, &err);
+  CHECK_OK(err);
+  siftdb_create_checkpoint(db, checkpoint, &err);  // exists now
+  CHECK(err != NULL);
+  siftdb_free(err);
+  err = NULL;
+  siftdb_create_checkpoint(db, NULL, &err);
+  CHECK_ERR(err, "dir is NULL");
+  siftdb_create_checkpoint(NULL, checkpoint, &err);
+  CHECK_ERR(err, "db is NULL");
+  {
+    // The copy opens, read-only, and holds the data; writes fail there.
+    siftdb_t* copy = siftdb_open_for_read_only(NULL, checkpoint, &err);
+    CHECK_OK(err);
+    CheckGet(copy, NULL, "banana", "yellow");
+    siftdb_put(copy, NULL, "k", 1, "v", 1, &err);
+    CHECK_ERR(err, "FAILED_PRECONDITION");
+    siftdb_close(copy, &err);
+    CHECK_OK(err);
+  }
+}
+
+static int comparator_destroyed = 0;
+
+static int ReverseCompare(void* state, const char* a, size_t alen,
+                          const char* b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int r = memcmp(a, b, n);
+  (void)state;
+  if (r == 0) r = alen < blen ? -1 : alen > blen ? 1 : 0;
+  return -r;
+}
+
+static const char* ReverseName(void* state) {
+  (void)state;
+  return "c_api_test.Reverse";
+}
+
+static void DestroyComparator(void* state) { *(int*)state += 1; }
+
+static void TestComparator(void) {
+  char* err = NULL;
+  char path[4200];
+  siftdb_options_t* options = siftdb_options_create();
+  siftdb_comparator_t* cmp = siftdb_comparator_create(
+      &comparator_destroyed, DestroyComparator, ReverseCompare, ReverseName);
+  siftdb_t* db;
+  siftdb_iterator_t* it;
+  CHECK(siftdb_comparator_create(NULL, NULL, NULL, ReverseName) == NULL);
+  Path(path, sizeof(path), "reverse");
+  siftdb_options_set_create_if_missing(options, 1);
+  siftdb_options_set_comparator(options, cmp);
+  siftdb_comparator_destroy(cmp);  // the options keep it
+  db = siftdb_open(options, path, &err);
+  CHECK_OK(err);
+  siftdb_options_destroy(options);  // and the DB keeps it
+  CHECK(comparator_destroyed == 0);
+  siftdb_put(db, NULL, "a", 1, "1", 1, &err);
+  siftdb_put(db, NULL, "b", 1, "2", 1, &err);
+  siftdb_put(db, NULL, "c", 1, "3", 1, &err);
+  CHECK_OK(err);
+  it = siftdb_create_iterator(db, NULL);
+  siftdb_iter_seek_to_first(it);
+  CheckIterAt(it, "c", "3");
+  siftdb_iter_seek_to_last(it);
+  CheckIterAt(it, "a", "1");
+  // Closing with the iterator alive: it keeps reading, and the engine (and
+  // comparator) go with it.
+  siftdb_close(db, &err);
+  CHECK_OK(err);
+  CHECK(comparator_destroyed == 0);
+  siftdb_iter_prev(it);
+  CheckIterAt(it, "b", "2");
+  siftdb_iter_destroy(it);
+  CHECK(comparator_destroyed == 1);
+
+  // Reopening with the default order fails: the comparator is persisted.
+  CHECK(siftdb_open(NULL, path, &err) == NULL);
+  CHECK_ERR(err, "c_api_test.Reverse");
+  siftdb_options_set_comparator(NULL, NULL);
+  siftdb_comparator_destroy(NULL);
+}
+
+// Garbage in CURRENT: opening fails cleanly; repair rebuilds the database.
+static void TestCorruptionAndRepair(siftdb_options_t* options) {
+  char* err = NULL;
+  char current[4300];
+  FILE* f;
+  siftdb_t* db;
+  snprintf(current, sizeof(current), "%s/CURRENT", db_path);
+  f = fopen(current, "w");
+  CHECK(f != NULL);
+  fputs("\x01garbage\n", f);
+  fclose(f);
+  CHECK(siftdb_open(options, db_path, &err) == NULL);
+  CHECK(err != NULL);
+  siftdb_free(err);
+  err = NULL;
+
+  siftdb_repair_db(options, db_path, &err);
+  CHECK_OK(err);
+  db = siftdb_open(options, db_path, &err);
+  CHECK_OK(err);
+  CheckGet(db, NULL, "banana", "yellow");
+  siftdb_close(db, &err);
+  CHECK_OK(err);
+  siftdb_repair_db(options, NULL, &err);
+  CHECK_ERR(err, "name is NULL");
+}
+
+static void TestDestroy(siftdb_options_t* options) {
+  char* err = NULL;
+  siftdb_options_t* strict = siftdb_options_create();
+  siftdb_options_set_error_if_exists(strict, 1);
+  siftdb_options_set_create_if_missing(strict, 1);
+  CHECK(siftdb_open(strict, db_path, &err) == NULL);
+  CHECK_ERR(err, db_path);
+  siftdb_options_destroy(strict);
+
+  siftdb_destroy_db(options, db_path, &err);
+  CHECK_OK(err);
+  CHECK(access(db_path, F_OK) != 0);
+  siftdb_destroy_db(NULL, db_path, &err);  // absent: no error
+  CHECK_OK(err);
+  siftdb_destroy_db(options, NULL, &err);
+  CHECK_ERR(err, "name is NULL");
+  siftdb_options_destroy(NULL);
+  siftdb_readoptions_destroy(NULL);
+  siftdb_writeoptions_destroy(NULL);
+  siftdb_flushoptions_destroy(NULL);
+  siftdb_close(NULL, &err);
+  CHECK_OK(err);
+}
+
+int main(int argc, char** argv) {
+  const char* parent = argc > 1 ? argv[1] : getenv("TMPDIR");
+  char* err = NULL;
+  char other_path[4200];
+  siftdb_options_t* options;
+  siftdb_t* db;
+  siftdb_t* other;
+  if (parent == NULL || *parent == '\0') parent = "/tmp";
+  snprintf(root, sizeof(root), "%s/c_api_test-XXXXXX", parent);
+  CHECK(mkdtemp(root) != NULL);
+  Path(db_path, sizeof(db_path), "db");
+  Path(other_path, sizeof(other_path), "other");
+
+  TestVersion();
+  TestOpenErrors();
+  TestFilterPolicies();
+  options = FullOptions();
+  db = siftdb_open(options, db_path, &err);
+  CHECK_OK(err);
+  other = siftdb_open(options, other_path, &err);
+  CHECK_OK(err);
+  TestReadsAndWrites(db);
+  TestWriteBatch(db);
+  TestIterator(db);
+  TestSnapshots(db, other);
+  TestAdmin(db);
+  // A second open of a live database fails (it is locked).
+  CHECK(siftdb_open(options, db_path, &err) == NULL);
+  CHECK(err != NULL);
+  siftdb_free(err);
+  err = NULL;
+  siftdb_close(other, &err);
+  CHECK_OK(err);
+  siftdb_close(db, &err);
+  CHECK_OK(err);
+  TestComparator();
+  TestCorruptionAndRepair(options);
+  TestDestroy(options);
+  siftdb_options_destroy(options);
+
+  CHECK(nftw(root, RemoveEntry, 16, FTW_DEPTH | FTW_PHYS) == 0);
+  printf("c_api_test: ok (siftdb %s)\n", siftdb_version());
+  return 0;
+}
