@@ -561,6 +561,7 @@ static void TestComparator(void) {
       &comparator_destroyed, DestroyComparator, ReverseCompare, ReverseName);
   siftdb_t* db;
   siftdb_iterator_t* it;
+  const siftdb_snapshot_t* snap;
   CHECK(siftdb_comparator_create(NULL, NULL, NULL, ReverseName) == NULL);
   Path(path, sizeof(path), "reverse");
   siftdb_options_set_create_if_missing(options, 1);
@@ -574,19 +575,22 @@ static void TestComparator(void) {
   siftdb_put(db, NULL, "b", 1, "2", 1, &err);
   siftdb_put(db, NULL, "c", 1, "3", 1, &err);
   CHECK_OK(err);
+  snap = siftdb_create_snapshot(db);
   it = siftdb_create_iterator(db, NULL);
   siftdb_iter_seek_to_first(it);
   CheckIterAt(it, "c", "3");
   siftdb_iter_seek_to_last(it);
   CheckIterAt(it, "a", "1");
-  // Closing with the iterator alive: it keeps reading, and the engine (and
-  // comparator) go with it.
+  // Closing with an iterator and a snapshot alive: the iterator keeps
+  // reading, and the engine (and comparator) go with the last of them.
   siftdb_close(db, &err);
   CHECK_OK(err);
   CHECK(comparator_destroyed == 0);
   siftdb_iter_prev(it);
   CheckIterAt(it, "b", "2");
   siftdb_iter_destroy(it);
+  CHECK(comparator_destroyed == 0);   // the snapshot still holds the engine
+  siftdb_release_snapshot(db, snap);  // db is closed: not used
   CHECK(comparator_destroyed == 1);
 
   // Reopening with the default order fails: the comparator is persisted.
