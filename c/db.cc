@@ -29,8 +29,8 @@ siftdb_t* OpenWith(bool read_only, const char* function,
   Options engine_options;
   std::shared_ptr<const Comparator> comparator;
   if (options != nullptr) {
-    if (!options->bad_value.empty()) {
-      SaveError(errptr, absl::InvalidArgumentError(options->bad_value));
+    if (!options->BadValue().empty()) {
+      SaveError(errptr, absl::InvalidArgumentError(options->BadValue()));
       return nullptr;
     }
     engine_options = options->rep;

@@ -96,9 +96,19 @@ struct siftdb_options_t {
   siftdb::Options rep;
   // Keeps rep.comparator alive.
   std::shared_ptr<const siftdb::Comparator> comparator;
-  // The first setter value the engine's types cannot hold (e.g. an unknown
-  // compression); siftdb_open reports it. Empty: none.
-  std::string bad_value;
+  // Setter values the engine's types cannot hold (an unknown compression
+  // or mirror mode, a NULL endpoint), as the message siftdb_open reports;
+  // empty: none. A later valid value of the same setting clears its
+  // message (siftdb_options_clear_remote_filter_endpoints: the endpoint's).
+  std::string bad_compression;
+  std::string bad_remote_filter_mode;
+  std::string bad_remote_filter_endpoint;
+  // The first message above, or empty.
+  const std::string& BadValue() const {
+    if (!bad_compression.empty()) return bad_compression;
+    if (!bad_remote_filter_mode.empty()) return bad_remote_filter_mode;
+    return bad_remote_filter_endpoint;
+  }
 };
 
 struct siftdb_readoptions_t {

@@ -15,15 +15,6 @@
 #include "c/handles.h"
 #include "siftdb/c.h"
 
-namespace {
-
-// Remembers the first bad value for siftdb_open to report.
-void NoteBadValue(siftdb_options_t* options, std::string what) {
-  if (options->bad_value.empty()) options->bad_value = std::move(what);
-}
-
-}  // namespace
-
 extern "C" {
 
 siftdb_options_t* siftdb_options_create(void) { return new siftdb_options_t; }
@@ -92,13 +83,14 @@ void siftdb_options_set_compression(siftdb_options_t* options,
   if (options == nullptr) return;
   if (compression != siftdb_no_compression &&
       compression != siftdb_snappy_compression) {
-    NoteBadValue(options,
-                 absl::StrFormat("siftdb_options_set_compression: %d is not a "
-                                 "compression type (siftdb_no_compression = 0, "
-                                 "siftdb_snappy_compression = 1)",
-                                 compression));
+    options->bad_compression = absl::StrFormat(
+        "siftdb_options_set_compression: %d is not a "
+        "compression type (siftdb_no_compression = 0, "
+        "siftdb_snappy_compression = 1)",
+        compression);
     return;
   }
+  options->bad_compression.clear();
   options->rep.compression = static_cast<siftdb::CompressionType>(compression);
 }
 
@@ -159,6 +151,7 @@ void siftdb_options_set_remote_filter_mode(siftdb_options_t* options,
                                            int mode) {
   using Mode = siftdb::RemoteFilterOptions::Mode;
   if (options == nullptr) return;
+  options->bad_remote_filter_mode.clear();
   switch (mode) {
     case siftdb_remote_filter_off:
       options->rep.remote_filter.mode = Mode::kOff;
@@ -170,25 +163,27 @@ void siftdb_options_set_remote_filter_mode(siftdb_options_t* options,
       options->rep.remote_filter.mode = Mode::kSync;
       return;
   }
-  NoteBadValue(options, absl::StrFormat(
-                            "siftdb_options_set_remote_filter_mode: %d is not "
-                            "a mode (off = 0, async = 1, sync = 2)",
-                            mode));
+  options->bad_remote_filter_mode = absl::StrFormat(
+      "siftdb_options_set_remote_filter_mode: %d is not a mode (off = 0, "
+      "async = 1, sync = 2)",
+      mode);
 }
 
 void siftdb_options_add_remote_filter_endpoint(siftdb_options_t* options,
                                                const char* endpoint) {
   if (options == nullptr) return;
   if (endpoint == nullptr) {
-    NoteBadValue(options,
-                 "siftdb_options_add_remote_filter_endpoint: endpoint is NULL");
+    options->bad_remote_filter_endpoint =
+        "siftdb_options_add_remote_filter_endpoint: endpoint is NULL";
     return;
   }
   options->rep.remote_filter.endpoints.emplace_back(endpoint);
 }
 
 void siftdb_options_clear_remote_filter_endpoints(siftdb_options_t* options) {
-  if (options != nullptr) options->rep.remote_filter.endpoints.clear();
+  if (options == nullptr) return;
+  options->rep.remote_filter.endpoints.clear();
+  options->bad_remote_filter_endpoint.clear();
 }
 
 void siftdb_options_set_remote_filter_name(siftdb_options_t* options,

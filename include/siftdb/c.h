@@ -286,7 +286,8 @@ SIFTDB_EXPORT void siftdb_options_set_block_restart_interval(
 
 // Values of siftdb_options_set_compression; persisted in every block.
 enum { siftdb_no_compression = 0, siftdb_snappy_compression = 1 };
-// Another value makes siftdb_open fail with an error.
+// Another value makes siftdb_open fail with an error naming it, until a
+// valid value is set.
 SIFTDB_EXPORT void siftdb_options_set_compression(siftdb_options_t* options,
                                                   int compression);
 // Bits per key of the default Bloom filter; 0 disables table filters.
@@ -321,10 +322,12 @@ enum {
   siftdb_remote_filter_async = 1,
   siftdb_remote_filter_sync = 2
 };
-// Another mode value makes siftdb_open fail with an error.
+// Another mode value makes siftdb_open fail with an error naming it, until
+// a valid mode is set.
 SIFTDB_EXPORT void siftdb_options_set_remote_filter_mode(
     siftdb_options_t* options, int mode);
-// Adds "host:port", "[ipv6]:port" or "unix:/path" to the endpoints.
+// Adds "host:port", "[ipv6]:port" or "unix:/path" to the endpoints. A NULL
+// endpoint makes siftdb_open fail until the endpoints are cleared.
 SIFTDB_EXPORT void siftdb_options_add_remote_filter_endpoint(
     siftdb_options_t* options, const char* endpoint);
 SIFTDB_EXPORT void siftdb_options_clear_remote_filter_endpoints(

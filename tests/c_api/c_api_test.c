@@ -139,6 +139,11 @@ static void TestOpenErrors(void) {
   siftdb_options_set_compression(options, 7);
   CHECK(siftdb_open(options, missing, &err) == NULL);
   CHECK_ERR(err, "siftdb_options_set_compression: 7");
+  siftdb_options_set_compression(options,
+                                 siftdb_no_compression);  // valid again
+  siftdb_options_set_write_buffer_size(options, 1);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "write_buffer_size");  // the engine's check, not ours
   siftdb_options_destroy(options);
 
   options = siftdb_options_create();
@@ -146,6 +151,19 @@ static void TestOpenErrors(void) {
   siftdb_options_set_remote_filter_mode(options, 9);
   CHECK(siftdb_open(options, missing, &err) == NULL);
   CHECK_ERR(err, "remote_filter_mode: 9");
+  siftdb_options_add_remote_filter_endpoint(options, NULL);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "remote_filter_mode: 9");  // the first bad setting
+  // The mirror on with no endpoint: refused by the engine (without Redis
+  // support, refused too), before anything is created.
+  siftdb_options_set_remote_filter_mode(options, siftdb_remote_filter_async);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "endpoint is NULL");
+  siftdb_options_clear_remote_filter_endpoints(options);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK(err != NULL && strstr(err, "siftdb_options_") == NULL);
+  siftdb_free(err);
+  err = NULL;
   siftdb_options_destroy(options);
 
   // Defaults (NULL options) do not create a database.
