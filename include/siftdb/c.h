@@ -121,8 +121,8 @@ SIFTDB_EXPORT void siftdb_write(siftdb_t* db,
                                 siftdb_writebatch_t* batch, char** errptr);
 
 // The value of `key`, malloc'ed (free with siftdb_free), its length in
-// *vallen. An absent key is NULL with *vallen = 0 and no error; an error
-// is NULL with *errptr set.
+// *vallen (vallen may be NULL). An absent key is NULL with *vallen = 0 and no
+// error; an error is NULL with *errptr set.
 SIFTDB_EXPORT char* siftdb_get(siftdb_t* db,
                                const siftdb_readoptions_t* options,
                                const char* key, size_t keylen, size_t* vallen,
