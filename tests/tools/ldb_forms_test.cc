@@ -43,7 +43,9 @@ class LdbFormsTest : public ::testing::Test {
     for (const std::string& k : keys) {
       ASSERT_TRUE((*db)->Put(WriteOptions(), k, "v-" + k).ok());
     }
-    if (compact) ASSERT_TRUE((*db)->CompactRange(nullptr, nullptr).ok());
+    if (compact) {
+      ASSERT_TRUE((*db)->CompactRange(nullptr, nullptr).ok());
+    }
     ASSERT_TRUE((*db)->Close().ok());
   }
 
