@@ -67,7 +67,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define SIFTDB_C_API_ONLY_
 #include "siftdb/export.h"
+#undef SIFTDB_C_API_ONLY_
 
 #ifdef __cplusplus
 extern "C" {

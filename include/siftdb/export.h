@@ -9,6 +9,14 @@
 #ifndef SIFTDB_INCLUDE_EXPORT_H_
 #define SIFTDB_INCLUDE_EXPORT_H_
 
+// The C++ API needs C++20 (std::span in its signatures);
+// siftdb/c.h, which defines SIFTDB_C_API_ONLY_ before including this file,
+// is plain C99 and also compiles as older C++.
+#if defined(__cplusplus) && __cplusplus < 202002L && \
+    !defined(SIFTDB_C_API_ONLY_)
+#error "siftdb's C++ headers need C++20 (-std=c++20); siftdb/c.h does not"
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define SIFTDB_EXPORT __attribute__((visibility("default")))
 #else
