@@ -54,6 +54,12 @@ Options WithInfoLog(Options o, const std::string& dbname,
   return o;
 }
 
+absl::Status KeyTooLarge(std::string_view key) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "key of %d bytes exceeds the limit of %d bytes (kMaxKeySize)", key.size(),
+      kMaxKeySize));
+}
+
 }  // namespace
 
 DBImpl::DBImpl(const Options& options, const std::string& dbname,
@@ -375,21 +381,40 @@ void DBImpl::ReleaseReadState(const ReadState& state) {
 
 absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
                          std::string* value) {
-  if (key.size() > kMaxKeySize) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "key of %d bytes exceeds the limit of %d bytes (kMaxKeySize)",
-        key.size(), kMaxKeySize));
-  }
+  if (key.size() > kMaxKeySize) return KeyTooLarge(key);
   const ReadState state = AcquireReadState(options);
-  MemTable* const mem = state.mem;
-  MemTable* const imm = state.imm;
+  absl::Status s = GetFromState(options, state, key, value);
+  ReleaseReadState(state);
+  return s;
+}
+
+std::vector<absl::Status> DBImpl::MultiGet(
+    const ReadOptions& options, std::span<const std::string_view> keys,
+    std::vector<std::string>* values) {
+  std::vector<absl::Status> statuses(keys.size());
+  values->assign(keys.size(), std::string());
+  const ReadState state = AcquireReadState(options);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    statuses[i] = keys[i].size() > kMaxKeySize
+                      ? KeyTooLarge(keys[i])
+                      : GetFromState(options, state, keys[i], &(*values)[i]);
+    if (!statuses[i].ok()) (*values)[i].clear();
+  }
+  ReleaseReadState(state);
+  return statuses;
+}
+
+absl::Status DBImpl::GetFromState(const ReadOptions& options,
+                                  const ReadState& state, std::string_view key,
+                                  std::string* value) {
   absl::Status s;
   LookupKey lkey(key, state.sequence);
   // Hashed once for both MemTables' filters.
   const uint64_t mem_hash = FilterKeyHash(key);
-  if (mem->Get(lkey, value, &s, &mem_hash)) {
+  if (state.mem->Get(lkey, value, &s, &mem_hash)) {
     // Found in the MemTable (a value or a deletion).
-  } else if (imm != nullptr && imm->Get(lkey, value, &s, &mem_hash)) {
+  } else if (state.imm != nullptr &&
+             state.imm->Get(lkey, value, &s, &mem_hash)) {
     // Found in the MemTable being flushed.
   } else {
     uint64_t hash = 0;
@@ -400,7 +425,6 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
     }
     s = state.current->Get(options, lkey, hash_ptr, value);
   }
-  ReleaseReadState(state);
   return s;
 }
 

@@ -63,6 +63,9 @@ class DBImpl : public DB {
   absl::Status Write(const WriteOptions& options, WriteBatch* updates) override;
   absl::Status Get(const ReadOptions& options, std::string_view key,
                    std::string* value) override;
+  std::vector<absl::Status> MultiGet(const ReadOptions& options,
+                                     std::span<const std::string_view> keys,
+                                     std::vector<std::string>* values) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
@@ -141,6 +144,9 @@ class DBImpl : public DB {
   ReadState AcquireReadState(const ReadOptions& options)
       ABSL_LOCKS_EXCLUDED(mutex_);
   void ReleaseReadState(const ReadState& state) ABSL_LOCKS_EXCLUDED(mutex_);
+  // One key's lookup in what `state` references (no lock held).
+  absl::Status GetFromState(const ReadOptions& options, const ReadState& state,
+                            std::string_view key, std::string* value);
 
   // --- Write path (db_impl.cc) ---
   absl::Status MakeRoomForWrite(bool force)

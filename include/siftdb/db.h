@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,16 @@ class SIFTDB_EXPORT DB {
   // absl::IsNotFound(status) when the key is absent.
   virtual absl::Status Get(const ReadOptions& options, std::string_view key,
                            std::string* value) = 0;
+  // Reads every key at one point in time: one sequence number (the
+  // options' snapshot, else the latest) and one set of MemTables and tables
+  // for the whole batch, so the answers are consistent with each other.
+  // Returns one status per key, in order: OK with (*values)[i] set,
+  // NotFound, or that key's own error (an oversized key is InvalidArgument,
+  // a damaged block DataLoss) without failing the others. *values is
+  // resized to keys.size(); entries of keys that were not found are empty.
+  virtual std::vector<absl::Status> MultiGet(
+      const ReadOptions& options, std::span<const std::string_view> keys,
+      std::vector<std::string>* values) = 0;
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
 
   virtual const Snapshot* GetSnapshot() = 0;
