@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,12 @@ class BenchEngine {
   // True and *value set when found; false when absent; an error otherwise.
   virtual absl::StatusOr<bool> Get(std::string_view key,
                                    std::string* value) = 0;
+  // Reads `keys` at one point in time where the engine can (DB::MultiGet);
+  // per key: found or not, with values[i] set when found. The default
+  // reads them one Get at a time.
+  virtual absl::Status MultiGet(std::span<const std::string_view> keys,
+                                std::vector<std::string>* values,
+                                std::vector<bool>* found);
   virtual std::unique_ptr<BenchCursor> NewCursor() = 0;
   // Compacts the whole key space.
   virtual absl::Status CompactAll() = 0;

@@ -150,6 +150,22 @@ class SiftdbEngine final : public BenchEngine {
     return s;
   }
 
+  absl::Status MultiGet(std::span<const std::string_view> keys,
+                        std::vector<std::string>* values,
+                        std::vector<bool>* found) override {
+    std::vector<absl::Status> statuses =
+        db_->MultiGet(ReadOptions(), keys, values);
+    found->assign(keys.size(), false);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (statuses[i].ok()) {
+        (*found)[i] = true;
+      } else if (!absl::IsNotFound(statuses[i])) {
+        return statuses[i];
+      }
+    }
+    return absl::OkStatus();
+  }
+
   std::unique_ptr<BenchCursor> NewCursor() override {
     return std::make_unique<SiftdbCursor>(db_->NewIterator(ReadOptions()));
   }
@@ -242,6 +258,19 @@ absl::Status BenchEngine::WriteEntries(bool sync,
     absl::Status s =
         e.value.has_value() ? Put(sync, e.key, *e.value) : Delete(sync, e.key);
     if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BenchEngine::MultiGet(std::span<const std::string_view> keys,
+                                   std::vector<std::string>* values,
+                                   std::vector<bool>* found) {
+  values->assign(keys.size(), std::string());
+  found->assign(keys.size(), false);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    absl::StatusOr<bool> f = Get(keys[i], &(*values)[i]);
+    if (!f.ok()) return f.status();
+    (*found)[i] = *f;
   }
   return absl::OkStatus();
 }

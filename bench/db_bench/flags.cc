@@ -25,7 +25,8 @@ ABSL_FLAG(std::string, benchmarks, siftdb::bench::kDefaultBenchmarks,
           "snappyuncomp, stats, sstables, heapprofile (skipped). RocksDB's: "
           "fillseqdeterministic, filluniquerandom, readrandomwriterandom, "
           "updaterandom, newiterator, flush, levelstats, memstats, "
-          "waitforcompaction (multireadrandom is refused: no DB::MultiGet)");
+          "multireadrandom (--batch_size keys per DB::MultiGet), "
+          "waitforcompaction");
 ABSL_FLAG(int64_t, num, 1000000, "Number of key/values to place in the DB");
 ABSL_FLAG(int64_t, reads, -1,
           "Number of read operations per thread; negative: --num");

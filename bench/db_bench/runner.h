@@ -150,6 +150,7 @@ class Runner {
   void FillSeqDeterministic(ThreadState* t);
   void ReadRandomWriteRandom(ThreadState* t);
   void UpdateRandom(ThreadState* t);
+  void MultiReadRandom(ThreadState* t);
   void NewIteratorBench(ThreadState* t);
   void FlushBench(ThreadState* t);
   // Waits for --benchmark_write_rate_limit to admit `bytes` (no-op without

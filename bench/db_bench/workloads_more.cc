@@ -177,6 +177,36 @@ void Runner::UpdateRandom(ThreadState* t) {
   }
 }
 
+// RocksDB's multireadrandom: random keys read --batch_size at a time
+// through MultiGet; one operation per key, as RocksDB counts them.
+void Runner::MultiReadRandom(ThreadState* t) {
+  const int64_t batch = std::max<int64_t>(1, plan_.batch);
+  std::vector<std::string> keys;
+  std::vector<std::string_view> views;
+  std::vector<std::string> values;
+  std::vector<bool> found;
+  for (int64_t i = 0; More(i, plan_.reads); i += batch) {
+    keys.clear();
+    for (int64_t j = 0; j < batch; j++) {
+      keys.emplace_back(t->keys.Key(Pick(&t->rand, plan_.num)));
+    }
+    views.assign(keys.begin(), keys.end());
+    if (absl::Status s = engine_->MultiGet(views, &values, &found); !s.ok()) {
+      t->status = s;
+      return;
+    }
+    for (size_t j = 0; j < keys.size(); j++) {
+      if (found[j]) {
+        t->found++;
+        t->stats.AddBytes(
+            static_cast<int64_t>(keys[j].size() + values[j].size()));
+      }
+      t->attempted++;
+    }
+    t->stats.FinishedOps(batch);
+  }
+}
+
 // RocksDB's newiterator: the cost of creating and destroying an iterator.
 void Runner::NewIteratorBench(ThreadState* t) {
   for (int64_t i = 0; More(i, plan_.reads); i++) {

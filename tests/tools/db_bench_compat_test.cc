@@ -118,9 +118,6 @@ TEST_F(DbBenchCompatTest, RefusedFlagsNameTheMissingFeature) {
   ExpectUsageError({"--num_levels=3"}, "fixed at 7");
   ExpectUsageError({"--compaction_style=1"}, "leveled compaction");
   ExpectUsageError({"--enable_blob_files=true"}, "no blob files");
-  ExpectUsageError({"--benchmarks=fillseq,multireadrandom"},
-                   "multireadrandom is not supported: needs DB::MultiGet, "
-                   "issue #17");
   ExpectUsageError({"--benchmarks=mergerandom"}, "merge operator");
 }
 
@@ -186,6 +183,7 @@ TEST_F(DbBenchCompatTest, NewBenchmarksPrintTheirLines) {
                                              "seekordered",
                                              "readrandomwriterandom",
                                              "updaterandom",
+                                             "multireadrandom",
                                              "newiterator",
                                              "flush",
                                              "open",
@@ -209,6 +207,9 @@ TEST_F(DbBenchCompatTest, NewBenchmarksPrintTheirLines) {
       << LineOf(r.out, "readrandomwriterandom");
   EXPECT_THAT(LineOf(r.out, "updaterandom"),
               HasSubstr("( reads:1000 writes:1000 total:1000 found:1000)"));
+  // filluniquerandom wrote every key: each key of each MultiGet is found.
+  EXPECT_THAT(LineOf(r.out, "multireadrandom"),
+              HasSubstr("(1000 of 1000 found)"));
   EXPECT_THAT(LineOf(r.out, "fillseqdeterministic"),
               HasSubstr("(fillseq, then one full compaction)"));
   EXPECT_THAT(r.out, HasSubstr("levelstats   : per level\n"));
