@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "c/handles.h"
@@ -160,6 +161,61 @@ char* siftdb_get(siftdb_t* db, const siftdb_readoptions_t* options,
                           "siftdb_get: out of memory for the value"));
   }
   return result;
+}
+
+void siftdb_multi_get(siftdb_t* db, const siftdb_readoptions_t* options,
+                      size_t num_keys, const char* const* keys,
+                      const size_t* key_lens, char** values, size_t* value_lens,
+                      char** errs) {
+  if (errs == nullptr) return;
+  for (size_t i = 0; i < num_keys; ++i) errs[i] = nullptr;
+  if (db == nullptr || keys == nullptr || key_lens == nullptr ||
+      values == nullptr || value_lens == nullptr) {
+    for (size_t i = 0; i < num_keys; ++i) {
+      SaveArgError(&errs[i], "siftdb_multi_get",
+                   db == nullptr ? "db is NULL" : "an array is NULL");
+    }
+    return;
+  }
+  std::vector<std::string_view> views(num_keys);
+  bool all_ok = true;
+  for (size_t i = 0; i < num_keys; ++i) {
+    values[i] = nullptr;
+    value_lens[i] = 0;
+    bool key_ok;
+    views[i] = Bytes(keys[i], key_lens[i], &key_ok);
+    if (!key_ok) {
+      SaveArgError(&errs[i], "siftdb_multi_get", "key is NULL but keylen > 0");
+      all_ok = false;
+    }
+  }
+  siftdb::ReadOptions read_options;
+  absl::Status s = siftdb::c_api::ReadOptionsFor(
+      db, options, "siftdb_multi_get", &read_options);
+  if (!s.ok() || !all_ok) {
+    for (size_t i = 0; i < num_keys; ++i) {
+      if (errs[i] == nullptr) {
+        SaveError(&errs[i], s.ok() ? absl::AbortedError(
+                                         "siftdb_multi_get: another key of "
+                                         "the batch is NULL; nothing read")
+                                   : s);
+      }
+    }
+    return;
+  }
+  std::vector<std::string> found;
+  std::vector<absl::Status> statuses =
+      db->state->db->MultiGet(read_options, views, &found);
+  for (size_t i = 0; i < num_keys; ++i) {
+    if (absl::IsNotFound(statuses[i]) || SaveError(&errs[i], statuses[i])) {
+      continue;
+    }
+    values[i] = siftdb::c_api::CopyToMalloc(found[i], &value_lens[i]);
+    if (values[i] == nullptr) {
+      SaveError(&errs[i], absl::ResourceExhaustedError(
+                              "siftdb_multi_get: out of memory for a value"));
+    }
+  }
 }
 
 siftdb_iterator_t* siftdb_create_iterator(siftdb_t* db,

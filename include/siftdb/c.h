@@ -130,6 +130,19 @@ SIFTDB_EXPORT char* siftdb_get(siftdb_t* db,
                                const char* key, size_t keylen, size_t* vallen,
                                char** errptr);
 
+// Reads num_keys keys at one point in time (DB::MultiGet). For each i:
+// values[i] is the malloc'ed value (length in value_lens[i]) or NULL when
+// the key is absent or its read failed; errs[i] is NULL, or a malloc'ed
+// error for that key alone (free both with siftdb_free). values, value_lens
+// and errs must each hold num_keys entries; what they held is overwritten,
+// not freed. A NULL db, array or key (with a nonzero length) fails every key
+// through errs and reads nothing; with errs NULL nothing is read at all.
+SIFTDB_EXPORT void siftdb_multi_get(siftdb_t* db,
+                                    const siftdb_readoptions_t* options,
+                                    size_t num_keys, const char* const* keys,
+                                    const size_t* key_lens, char** values,
+                                    size_t* value_lens, char** errs);
+
 // A new iterator over the database (as of options' snapshot, if any), not
 // yet positioned. Never NULL for a valid db: a problem with the options is
 // reported by siftdb_iter_get_error. NULL only when db is NULL.

@@ -296,6 +296,32 @@ static void TestReadsAndWrites(siftdb_t* db) {
     CHECK_ERR(err, "INVALID_ARGUMENT");
     free(key);
   }
+  {
+    /* MultiGet: found, absent, an empty key; then bad arguments. */
+    const char* keys[3] = {"apple", "cherry", "banana"};
+    size_t key_lens[3] = {5, 6, 6};
+    char* values[3];
+    size_t value_lens[3];
+    char* errs[3];
+    siftdb_multi_get(db, ro, 3, keys, key_lens, values, value_lens, errs);
+    CHECK(errs[0] == NULL && errs[1] == NULL && errs[2] == NULL);
+    CHECK(value_lens[0] == 3 && memcmp(values[0], "red", 3) == 0);
+    CHECK(values[1] == NULL && value_lens[1] == 0);
+    CHECK(value_lens[2] == 6 && memcmp(values[2], "yellow", 6) == 0);
+    siftdb_free(values[0]);
+    siftdb_free(values[2]);
+    keys[1] = NULL;
+    siftdb_multi_get(db, ro, 3, keys, key_lens, values, value_lens, errs);
+    CHECK_ERR(errs[1], "key is NULL");
+    CHECK_ERR(errs[0], "nothing read");
+    CHECK_ERR(errs[2], "nothing read");
+    siftdb_multi_get(NULL, ro, 3, keys, key_lens, values, value_lens, errs);
+    CHECK_ERR(errs[0], "db is NULL");
+    siftdb_free(errs[1]);
+    siftdb_free(errs[2]);
+    siftdb_multi_get(db, ro, 3, keys, key_lens, values, value_lens, NULL);
+    siftdb_multi_get(db, ro, 0, NULL, NULL, NULL, NULL, NULL);
+  }
   siftdb_writeoptions_destroy(wo);
   siftdb_readoptions_destroy(ro);
 }
