@@ -202,6 +202,16 @@ void VersionSet::GetRange(const std::vector<FileMetaData*>& inputs,
   }
 }
 
+const char* VersionSet::CompactionReason() const {
+  if (current_->compaction_score_ >= 1) {
+    return current_->compaction_level_ == 0 ? "level0-files" : "level-size";
+  }
+  if (current_->seek_compaction_.load(std::memory_order_relaxed) >= 0) {
+    return "seek";
+  }
+  return "";
+}
+
 std::unique_ptr<Compaction> VersionSet::PickCompaction() {
   // Size compactions first; then a table lookups keep passing over.
   const int64_t seek =

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "db/db_iter.h"
 #include "db/filename.h"
+#include "db/info_log.h"
 #include "db/write_batch_internal.h"
 #include "filter/filter_hash.h"
 #include "siftdb/filter_policy.h"
@@ -43,9 +44,10 @@ Options WithInfoLog(Options o, const std::string& dbname,
   // A read-only open writes nothing to the directory, not even the LOG.
   if (o.info_log == nullptr && !read_only) {
     o.env->CreateDir(dbname).IgnoreError();
-    o.env->RenameFile(InfoLogFileName(dbname), OldInfoLogFileName(dbname))
-        .IgnoreError();
-    auto logger = o.env->NewLogger(InfoLogFileName(dbname));
+    // The previous LOG becomes LOG.old.<micros>; the oldest beyond
+    // keep_log_file_num go.
+    auto logger =
+        InfoLog::Open(o.env, dbname, o.max_log_file_size, o.keep_log_file_num);
     if (logger.ok()) {
       *owned = std::move(*logger);
       o.info_log = owned->get();
@@ -71,7 +73,9 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
       options_(WithInfoLog(options, dbname, &owned_info_log_, read_only)),
       dbname_(dbname),
       filter_policy_(MakeFilterPolicy(options)) {
-  if (options_.block_cache_size > 0) {
+  if (options_.block_cache != nullptr) {
+    block_cache_ = options_.block_cache;  // shared; block_cache_size ignored
+  } else if (options_.block_cache_size > 0) {
     block_cache_ = NewLRUCache(options_.block_cache_size);
   }
   table_options_.user_comparator = options_.comparator;
@@ -79,7 +83,8 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
   table_options_.block_restart_interval = options_.block_restart_interval;
   table_options_.compression = options_.compression;
   table_options_.filter_policy = filter_policy_;
-  table_options_.block_cache = block_cache_.get();
+  table_options_.block_cache =
+      block_cache_ != nullptr ? CacheAccess::Get(*block_cache_) : nullptr;
   table_options_.statistics = &stats_;
   table_options_.paranoid_checks = options_.paranoid_checks;
   // Keep a few descriptors for logs, the MANIFEST and the LOG.
@@ -123,7 +128,16 @@ absl::Status DBImpl::Close() {
     if (s.ok()) s = close;
     logfile_.reset();
   }
-  if (!s.ok()) LogMessage("close: " + s.ToString());
+  EndWriteStall();
+  if (!read_only_) {
+    LogMessage(absl::StrFormat(
+        "close: %s; last sequence %d; levels: %s; write stalls %.3f sec in "
+        "total",
+        s.ToString(), versions_->LastSequence(), LevelSummary(),
+        stall_micros_ / 1e6));
+  } else if (!s.ok()) {
+    LogMessage("close: " + s.ToString());
+  }
   close_status_ = s;
   return s;
 }
@@ -281,69 +295,99 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer, bool* sync) {
 absl::Status DBImpl::MakeRoomForWrite(bool force) {
   mutex_.AssertHeld();
   bool allow_delay = !force;
+  bool waited = false;  // a stall under way ends at a write that never waits
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     const int level0 = versions_->NumLevelFiles(0);
     if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
       // Near the stop trigger: yield 1 ms to the compaction once per write
       // rather than stopping for seconds later.
+      NoteWriteStall(
+          "level0-slowdown",
+          absl::StrFormat("%d level-0 files, slowdown trigger %d", level0,
+                          options_.level0_slowdown_writes_trigger));
+      waited = true;
       mutex_.Unlock();
       const uint64_t start = env_->NowMicros();
       env_->SleepForMicroseconds(1000);
-      const uint64_t waited = env_->NowMicros() - start;
+      const uint64_t end = env_->NowMicros();
       mutex_.Lock();
-      stall_micros_ += waited;
+      stall_micros_ += end - start;
+      stall_last_micros_ = end;
       allow_delay = false;
     } else if (!force &&
                mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+      if (!waited) EndWriteStall();
       return absl::OkStatus();
     } else if (imm_ != nullptr) {
       // The previous MemTable is still being flushed.
+      NoteWriteStall("memtable-full",
+                     absl::StrFormat("MemTable full at %d bytes, the previous "
+                                     "one still flushing",
+                                     mem_->ApproximateMemoryUsage()));
+      waited = true;
       const uint64_t start = env_->NowMicros();
       background_done_cv_.Wait(&mutex_);
-      stall_micros_ += env_->NowMicros() - start;
+      stall_last_micros_ = env_->NowMicros();
+      stall_micros_ += stall_last_micros_ - start;
     } else if (level0 >= options_.level0_stop_writes_trigger) {
+      NoteWriteStall(
+          "level0-stop",
+          absl::StrFormat("%d level-0 files, stop trigger %d", level0,
+                          options_.level0_stop_writes_trigger));
+      waited = true;
       const uint64_t start = env_->NowMicros();
       background_work_cv_.Signal();
       background_done_cv_.Wait(&mutex_);
-      stall_micros_ += env_->NowMicros() - start;
+      stall_last_micros_ = env_->NowMicros();
+      stall_micros_ += stall_last_micros_ - start;
     } else {
       // Switch to a new MemTable and log; flush the old one.
-      if (force && mem_->NumEntries() == 0) return absl::OkStatus();
-      const uint64_t number = versions_->NewFileNumber();
-      std::unique_ptr<WritableFile> old_file = std::move(logfile_);
-      std::unique_ptr<log::Writer> old_log = std::move(log_);
-      MemTable* old_mem = mem_;
-      const uint64_t old_number = logfile_number_;
-      absl::Status s = NewLogFile(number);
-      if (!s.ok()) {
-        logfile_ = std::move(old_file);
-        log_ = std::move(old_log);
-        mem_ = old_mem;
-        logfile_number_ = old_number;
-        versions_->ReuseFileNumber(number);
-        return s;
+      if (force && mem_->NumEntries() == 0) {
+        if (!waited) EndWriteStall();
+        return absl::OkStatus();
       }
-      old_log.reset();
-      imm_logfile_number_ = old_number;
-      if (mirror_ != nullptr) mirror_->SwitchMemTable(old_number, number);
-      imm_ = old_mem;
-      has_imm_.store(true, std::memory_order_release);
+      absl::Status s = SwitchMemTable(force);
+      if (!s.ok()) return s;
       force = false;
-      background_work_cv_.Signal();
-      // Sync the old log so that durability stays a prefix: a synced write
-      // in the new log never survives a power loss that earlier writes in
-      // the old log do not. Only this leader touches the old file.
-      mutex_.Unlock();
-      s = old_file->Sync();
-      if (s.ok()) s = old_file->Close();
-      mutex_.Lock();
-      if (!s.ok()) {
-        RecordBackgroundError(s);
-        return s;
-      }
     }
   }
+}
+
+absl::Status DBImpl::SwitchMemTable(bool forced) {
+  const uint64_t number = versions_->NewFileNumber();
+  std::unique_ptr<WritableFile> old_file = std::move(logfile_);
+  std::unique_ptr<log::Writer> old_log = std::move(log_);
+  MemTable* old_mem = mem_;
+  const uint64_t old_number = logfile_number_;
+  absl::Status s = NewLogFile(number);
+  if (!s.ok()) {
+    logfile_ = std::move(old_file);
+    log_ = std::move(old_log);
+    mem_ = old_mem;
+    logfile_number_ = old_number;
+    versions_->ReuseFileNumber(number);
+    return s;
+  }
+  old_log.reset();
+  imm_logfile_number_ = old_number;
+  imm_flush_reason_ = forced ? "manual" : "write-buffer-full";
+  if (mirror_ != nullptr) mirror_->SwitchMemTable(old_number, number);
+  imm_ = old_mem;
+  has_imm_.store(true, std::memory_order_release);
+  background_work_cv_.Signal();
+  // Sync the old log so that durability stays a prefix: a synced write
+  // in the new log never survives a power loss that earlier writes in
+  // the old log do not. Only this leader touches the old file.
+  mutex_.Unlock();
+  s = old_file->Sync();
+  if (s.ok()) s = old_file->Close();
+  mutex_.Lock();
+  if (!s.ok()) {
+    RecordBackgroundError(s);
+    return s;
+  }
+  return absl::OkStatus();
 }
 
 DBImpl::ReadState DBImpl::AcquireReadState(const ReadOptions& options) {

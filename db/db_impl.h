@@ -32,6 +32,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "db/compaction.h"
 #include "db/memtable.h"
 #include "db/remote_mirror.h"
 #include "db/snapshot.h"
@@ -151,6 +152,11 @@ class DBImpl : public DB {
   // --- Write path (db_impl.cc) ---
   absl::Status MakeRoomForWrite(bool force)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Freezes mem_ as imm_ (for the background thread to flush) behind a
+  // new log and MemTable. forced: by Flush/CompactRange, not a full
+  // MemTable.
+  absl::Status SwitchMemTable(bool forced)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   WriteBatch* BuildBatchGroup(Writer** last_writer, bool* sync)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
@@ -209,6 +215,33 @@ class DBImpl : public DB {
   absl::Status ManualCompactLevel(int level, const std::string_view* begin,
                                   const std::string_view* end);
 
+  // --- LOG lines (db_impl_events.cc) ---
+  // Every field of options_, one "Options.<name>: <value>" line each.
+  void LogOptions();
+  // "L0 2 files 1234 bytes, L1 ..." for the current Version.
+  std::string LevelSummary() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void LogCompactionStart(int job, const char* reason, const Compaction& c,
+                          size_t parts) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A writer is about to wait for `cause` ("memtable-full",
+  // "level0-slowdown", "level0-stop"): logs the start of a stall unless
+  // one with that cause is under way. The waiting code sets
+  // stall_last_micros_ when the wait ends.
+  void NoteWriteStall(const char* cause, const std::string& detail)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Logs the end of the stall under way, if any: a write went through
+  // without waiting, or the DB closes.
+  void EndWriteStall() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  // --- Properties (db_impl_properties.cc) ---
+  // "siftdb.estimate-pending-compaction-bytes".
+  uint64_t EstimatePendingCompactionBytes() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // "siftdb.estimate-num-keys"; opens tables as needed, without the mutex.
+  uint64_t EstimateNumKeys() ABSL_LOCKS_EXCLUDED(mutex_);
+  // "siftdb.levelstats".
+  void AppendLevelStats(std::string* value) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
   // --- Background work (db_impl_background.cc) ---
   void BackgroundThreadMain();
   // True when the background thread has something to do.
@@ -223,8 +256,9 @@ class DBImpl : public DB {
   // (recovery in Open).
   // emptied_log: the log whose whole content mem holds (recorded in the
   // table's siftdb.input.files), or 0 when mem holds only part of a log.
+  // reason: why mem is flushed, for the LOG ("recovery", "manual", ...).
   absl::Status WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
-                                VersionEdit* edit,
+                                const char* reason, VersionEdit* edit,
                                 uint64_t* kept_pending = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Deletes the files no live Version, pending output, log or MANIFEST
@@ -247,7 +281,9 @@ class DBImpl : public DB {
   const Options options_;  // sanitized; comparator/env/info_log set
   const std::string dbname_;
   std::shared_ptr<const FilterPolicy> filter_policy_;  // null: no filters
-  std::unique_ptr<Cache> block_cache_;                 // null: none
+  // Options::block_cache, or a private cache of block_cache_size; null:
+  // none. table_options_.block_cache points into it.
+  std::shared_ptr<Cache> block_cache_;
   Statistics stats_;
   TableOptions table_options_;
   std::unique_ptr<TableCache> table_cache_;
@@ -275,6 +311,9 @@ class DBImpl : public DB {
   // imm_ != nullptr, readable without the mutex (compaction polls it).
   std::atomic<bool> has_imm_{false};
   ManualCompaction* manual_compaction_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  // Compactions (not flushes) being merged now: 0 or 1, as one background
+  // thread runs them ("siftdb.num-running-compactions").
+  int running_compactions_ ABSL_GUARDED_BY(mutex_) = 0;
   LevelStats level_stats_[kNumLevels] ABSL_GUARDED_BY(mutex_);
   std::unique_ptr<WritableFile> logfile_;  // leader only, or under mutex_
   uint64_t logfile_number_ ABSL_GUARDED_BY(mutex_) = 0;
@@ -294,6 +333,17 @@ class DBImpl : public DB {
 
   // Sticky: once set, writes fail with it.
   absl::Status bg_error_ ABSL_GUARDED_BY(mutex_);
+
+  // Ids of flushes and compactions in the LOG ("[job N]").
+  int next_job_id_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Why imm_ was frozen, for its flush's LOG line.
+  const char* imm_flush_reason_ ABSL_GUARDED_BY(mutex_) = "write-buffer-full";
+  // The write stall under way (null: none): its cause, when it began, when
+  // its last wait ended, and how many waits it has had.
+  const char* stall_cause_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  uint64_t stall_start_micros_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t stall_last_micros_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t stall_waits_ ABSL_GUARDED_BY(mutex_) = 0;
 
   // Statistics about stalls and flushes.
   uint64_t stall_micros_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -57,7 +57,7 @@ void DBImpl::RecordBackgroundError(const absl::Status& s) {
 }
 
 absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
-                                      VersionEdit* edit,
+                                      const char* reason, VersionEdit* edit,
                                       uint64_t* kept_pending) {
   const uint64_t start_micros = env_->NowMicros();
   FileMetaData meta;
@@ -84,14 +84,17 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
   } else {
     pending_outputs_.erase(meta.number);
   }
-  LogMessage(absl::StrFormat("flush: table %06d.sst, %d entries, %d bytes: %s",
-                             meta.number, mem->NumEntries(), meta.file_size,
-                             s.ToString()));
+  const uint64_t micros = env_->NowMicros() - start_micros;
+  LogMessage(absl::StrFormat(
+      "[job %d] flush (%s): MemTable of %d entries, %d bytes -> table "
+      "%06d.sst at level 0, %d bytes, %.3f sec: %s",
+      ++next_job_id_, reason, mem->NumEntries(), mem->ApproximateMemoryUsage(),
+      meta.number, meta.file_size, micros / 1e6, s.ToString()));
   if (s.ok() && meta.file_size > 0) {
     edit->AddFile(0, meta.number, meta.file_size, meta.smallest, meta.largest);
   }
   flushes_++;
-  flush_micros_ += env_->NowMicros() - start_micros;
+  flush_micros_ += micros;
   flush_bytes_ += meta.file_size;
   stats_.Record(Ticker::kBytesWritten, meta.file_size);
   return s;
@@ -101,8 +104,9 @@ void DBImpl::CompactMemTable() {
   mutex_.AssertHeld();
   VersionEdit edit;
   uint64_t table_number = 0;
+  const char* reason = shutting_down_ ? "close" : imm_flush_reason_;
   absl::Status s =
-      WriteLevel0Table(imm_, imm_logfile_number_, &edit, &table_number);
+      WriteLevel0Table(imm_, imm_logfile_number_, reason, &edit, &table_number);
   if (s.ok()) {
     // Logs older than the current one are no longer needed.
     edit.SetPrevLogNumber(0);
@@ -120,6 +124,8 @@ void DBImpl::CompactMemTable() {
     if (mirror_ != nullptr) {
       mirror_->VersionInstalled(LiveTablesForMirror(), {imm_logfile_number_});
     }
+    LogMessage(absl::StrFormat("[job %d] flush installed; levels: %s",
+                               next_job_id_, LevelSummary()));
     RemoveObsoleteFiles();
   } else {
     RecordBackgroundError(s);
@@ -174,7 +180,14 @@ void DBImpl::RemoveObsoleteFiles() {
   // Deleting needs no mutex: these files are unreachable now.
   mutex_.Unlock();
   for (const std::string& name : to_delete) {
-    env_->RemoveFile(dbname_ + "/" + name).IgnoreError();
+    const std::string fname = dbname_ + "/" + name;
+    absl::Status del = env_->RemoveFile(fname);
+    if (del.ok()) {
+      LogMessage("deleted obsolete file " + fname);
+    } else {
+      LogMessage(absl::StrFormat("failed to delete obsolete file %s: %s", fname,
+                                 del.ToString()));
+    }
   }
   mutex_.Lock();
 }

@@ -113,6 +113,9 @@ struct DBImpl::CompactionState {
   // Time the background thread spent flushing MemTables meanwhile (only
   // it touches this).
   int64_t imm_micros = 0;
+  // For the LOG: the job id and why the compaction runs.
+  int job = 0;
+  const char* reason = "";
 };
 
 void DBImpl::BackgroundCompaction() {
@@ -120,6 +123,7 @@ void DBImpl::BackgroundCompaction() {
   std::unique_ptr<Compaction> c;
   ManualCompaction* manual = manual_compaction_;
   std::string manual_end;
+  const char* reason = "manual";
   if (manual != nullptr && !manual->done) {
     std::string_view begin(manual->begin), end(manual->end);
     c = versions_->CompactRange(manual->level,
@@ -136,9 +140,12 @@ void DBImpl::BackgroundCompaction() {
     manual->in_progress = true;
   } else {
     manual = nullptr;  // an automatic compaction
+    reason = versions_->CompactionReason();
     c = versions_->PickCompaction();
     if (c == nullptr) return;
   }
+  const int job = ++next_job_id_;
+  running_compactions_++;
 
   absl::Status status;
   if (manual == nullptr && c->IsTrivialMove()) {
@@ -151,11 +158,16 @@ void DBImpl::BackgroundCompaction() {
     if (status.ok() && mirror_ != nullptr) {
       mirror_->VersionInstalled(LiveTablesForMirror(), {});
     }
-    LogMessage(absl::StrFormat("moved %06d.sst to level %d: %s", f->number,
-                               c->level() + 1, status.ToString()));
+    LogMessage(absl::StrFormat(
+        "[job %d] compaction (%s): moved %06d.sst (%d bytes) from level %d "
+        "to %d without rewriting: %s; levels: %s",
+        job, reason, f->number, f->file_size, c->level(), c->level() + 1,
+        status.ToString(), LevelSummary()));
     c.reset();
   } else {
     CompactionState compact(std::move(c));
+    compact.job = job;
+    compact.reason = reason;
     status = DoCompactionWork(&compact);
     CleanupCompaction(&compact);
     // After a failure nobody knows whether the MANIFEST holds the outputs
@@ -168,6 +180,7 @@ void DBImpl::BackgroundCompaction() {
       !(absl::IsAborted(status) && status.message() == kClosing)) {
     RecordBackgroundError(status);
   }
+  running_compactions_--;
 
   if (manual != nullptr && manual->in_progress) {
     manual->in_progress = false;
@@ -352,10 +365,7 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   compact->release_early =
       options_.free_compaction_inputs_early && compact->parts.size() == 1;
   if (compact->release_early) early_release_version_ = c->input_version();
-  LogMessage(absl::StrFormat("compacting %d@%d + %d@%d tables in %d parts",
-                             c->num_input_files(0), c->level(),
-                             c->num_input_files(1), c->level() + 1,
-                             compact->parts.size()));
+  LogCompactionStart(compact->job, compact->reason, *c, compact->parts.size());
 
   // Parts 1.. run on helper threads; part 0 on this one, which also keeps
   // flushing full MemTables so that writers never wait on a compaction.
@@ -414,9 +424,20 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
     split_compaction_parts_ += compact->parts.size();
     if (!status.ok()) split_compactions_failed_++;
   }
-  LogMessage(absl::StrFormat("compacted to %s: %d bytes: %s",
-                             versions_->LevelSummary(), total_bytes,
-                             status.ToString()));
+  std::string outputs;
+  for (const CompactionPart& part : compact->parts) {
+    for (const CompactionOutput& out : part.outputs) {
+      absl::StrAppendFormat(&outputs, "%s%06d(%d)", outputs.empty() ? "" : " ",
+                            out.number, out.file_size);
+    }
+  }
+  LogMessage(absl::StrFormat(
+      "[job %d] compaction finished: outputs level %d [%s]; read %d bytes, "
+      "wrote %d bytes, %.3f sec: %s; levels: %s",
+      compact->job, c->level() + 1, outputs,
+      c->InputBytes(0) + c->InputBytes(1), total_bytes,
+      (env_->NowMicros() - start_micros) / 1e6, status.ToString(),
+      LevelSummary()));
   return status;
 }
 

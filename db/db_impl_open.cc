@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
@@ -27,6 +28,16 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
   Options o = in;
   if (o.comparator == nullptr) o.comparator = BytewiseComparator();
   if (o.env == nullptr) o.env = Env::Default();
+  if (o.max_log_file_size != 0 && o.max_log_file_size < 4096) {
+    return BadOption(absl::StrFormat(
+        "max_log_file_size = %d (must be 0, for no limit, or >= 4 KiB)",
+        o.max_log_file_size));
+  }
+  if (o.keep_log_file_num < 1 || o.keep_log_file_num > 1000000) {
+    return BadOption(
+        absl::StrFormat("keep_log_file_num = %d (must be in [1, 1000000])",
+                        o.keep_log_file_num));
+  }
   if (o.write_buffer_size < 4096 || o.write_buffer_size > (size_t{4} << 30)) {
     return BadOption(
         absl::StrFormat("write_buffer_size = %d (must be in [4 KiB, 4 GiB])",
@@ -129,6 +140,8 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
 
   auto impl = std::make_unique<DBImpl>(*sanitized, dbname);  // read-write
   impl->db_lock_ = std::move(*lock);
+  impl->LogMessage("opening " + dbname);
+  impl->LogOptions();
   absl::Status s;
   {
     MutexLock l(&impl->mutex_);
@@ -163,7 +176,16 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
       }
     }
   }
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    impl->LogMessage("open failed: " + s.ToString());
+    return s;
+  }
+  {
+    MutexLock l(&impl->mutex_);
+    impl->LogMessage(absl::StrFormat("open done: log %06d; levels: %s",
+                                     impl->logfile_number_,
+                                     impl->LevelSummary()));
+  }
   // Recovery made writes readable that a killed process may never have
   // mirrored; readers must not trust its manifest any more.
   if (impl->mirror_ != nullptr)
@@ -268,8 +290,20 @@ absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
         "%s: database exists (error_if_exists is true)", dbname_));
   }
 
+  const uint64_t start_micros = env_->NowMicros();
   absl::Status s = versions_->Recover(save_manifest);
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    LogMessage("recovery: reading the MANIFEST failed: " + s.ToString());
+    return s;
+  }
+  auto current = ReadFileToString(env_, CurrentFileName(dbname_));
+  LogMessage(absl::StrFormat(
+      "recovery: MANIFEST %s recovered: last sequence %d, next file %d, "
+      "log number %d; levels: %s",
+      current.ok() ? std::string(absl::StripAsciiWhitespace(*current))
+                   : current.status().ToString(),
+      versions_->LastSequence(), versions_->PeekNextFileNumber(),
+      versions_->LogNumber(), LevelSummary()));
   std::vector<uint64_t> logs;
   s = FindLogsToReplay(&logs);
   if (!s.ok()) return s;
@@ -284,6 +318,10 @@ absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
   if (versions_->LastSequence() < max_sequence) {
     versions_->SetLastSequence(max_sequence);
   }
+  LogMessage(absl::StrFormat(
+      "recovery done: %d log(s) replayed, last sequence %d, %.3f sec",
+      logs.size(), versions_->LastSequence(),
+      (env_->NowMicros() - start_micros) / 1e6));
   return absl::OkStatus();
 }
 
@@ -366,6 +404,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
   WriteBatch batch;
   MemTable* mem = into;  // when set, it takes every record; no tables
   int compactions = 0;
+  uint64_t records = 0, entries = 0, record_bytes = 0;
   while (reader.ReadRecord(&record, &scratch) && status.ok() &&
          reporter.io_error.ok()) {
     if (record.size() < WriteBatchInternal::kHeader) {
@@ -405,6 +444,9 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
     }
     status = WriteBatchInternal::InsertInto(&batch, mem);
     if (!status.ok()) break;
+    records++;
+    entries += count;
+    record_bytes += record.size();
     const SequenceNumber last_seq = first_seq + count - 1;
     if (last_seq > *max_sequence) *max_sequence = last_seq;
 
@@ -412,7 +454,8 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
         mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       compactions++;
       *save_manifest = true;
-      status = WriteLevel0Table(mem, /*emptied_log=*/0, edit);  // part of it
+      // Part of the log.
+      status = WriteLevel0Table(mem, /*emptied_log=*/0, "recovery", edit);
       mem->Unref();
       mem = nullptr;
       if (!status.ok()) break;
@@ -423,6 +466,11 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
     LogMessage(absl::StrFormat("recovery of %s dropped %d bytes", fname,
                                reporter.dropped_bytes));
   }
+  LogMessage(absl::StrFormat(
+      "recovery: replayed log %06d: %d bytes in %d records (%d entries), %d "
+      "bytes dropped, %d table(s) flushed on the way: %s",
+      log_number, record_bytes, records, entries, reporter.dropped_bytes,
+      compactions, status.ToString()));
 
   // Whatever remains goes to a level-0 table; the log itself is not reused
   // and is deleted once the MANIFEST no longer needs it.
@@ -431,7 +479,7 @@ absl::Status DBImpl::RecoverLogFile(uint64_t log_number, bool last_log,
     *save_manifest = true;
     // Names the log only when this table holds all of it that no earlier
     // table of this recovery holds.
-    status = WriteLevel0Table(mem, log_number, edit);
+    status = WriteLevel0Table(mem, log_number, "recovery", edit);
   }
   if (mem != nullptr) mem->Unref();
   return status;

@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // DBImpl::GetProperty: the introspection a user or db_bench asks for.
+// Every property is listed, with its meaning, in include/siftdb/db.h and
+// docs/operations.md ("Properties").
 
 #include <cstdlib>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -12,13 +15,113 @@
 
 namespace siftdb {
 
+uint64_t DBImpl::EstimatePendingCompactionBytes() const {
+  // RocksDB's estimate: level 0, once at its trigger, is merged with all
+  // of level 1; every level L >= 1 over its target passes the excess down,
+  // rewriting with it the overlapping part of level L + 1, taken in
+  // proportion to the two levels' sizes (excess * (size(L+1) / size(L) +
+  // 1)). The excess of level L is added to level L + 1's size before that
+  // level is checked. A level whose next level is empty adds nothing (its
+  // tables move down without a rewrite).
+  uint64_t total = 0;
+  uint64_t carried = 0;  // bytes the level above pushes into this one
+  const bool level0_due = versions_->NumLevelFiles(0) >=
+                          options_.level0_file_num_compaction_trigger;
+  if (level0_due) {
+    carried = static_cast<uint64_t>(versions_->NumLevelBytes(0));
+    total += carried;
+  }
+  for (int level = 1; level < kNumLevels - 1; level++) {
+    uint64_t level_bytes =
+        static_cast<uint64_t>(versions_->NumLevelBytes(level));
+    if (level == 1 && level0_due) total += level_bytes;
+    level_bytes += carried;
+    carried = 0;
+    const double target = versions_->MaxBytesForLevel(level);
+    if (static_cast<double>(level_bytes) <= target) continue;
+    carried = level_bytes - static_cast<uint64_t>(target);
+    const double next =
+        static_cast<double>(versions_->NumLevelBytes(level + 1));
+    if (next > 0) {
+      total += static_cast<uint64_t>(static_cast<double>(carried) *
+                                     (next / level_bytes + 1));
+    }
+  }
+  return total;
+}
+
+uint64_t DBImpl::EstimateNumKeys() {
+  // Table properties may need a table opened (I/O): read them without the
+  // mutex, from a Version held for the purpose.
+  const ReadState state = AcquireReadState(ReadOptions());
+  uint64_t total = state.mem->NumEntries();
+  if (state.imm != nullptr) total += state.imm->NumEntries();
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const FileMetaData* f : state.current->files(level)) {
+      // A table that cannot be opened counts 0 (reads report the error).
+      table_cache_
+          ->WithTable(
+              f->number, f->file_size,
+              [&](const Table& t) { total += t.properties().num_entries; })
+          .IgnoreError();
+    }
+  }
+  ReleaseReadState(state);
+  return total;
+}
+
+void DBImpl::AppendLevelStats(std::string* value) const {
+  absl::StrAppendFormat(value,
+                        "Level Files Size(MB) Read(MB) Write(MB) Comp(sec) "
+                        "Comp(cnt)\n"
+                        "------------------------------------------------"
+                        "--------\n");
+  for (int level = 0; level < kNumLevels; level++) {
+    const LevelStats& s = level_stats_[level];
+    absl::StrAppendFormat(value, "%5d %5d %8.2f %8.2f %9.2f %9.3f %9d\n", level,
+                          versions_->NumLevelFiles(level),
+                          versions_->NumLevelBytes(level) / 1048576.0,
+                          s.bytes_read / 1048576.0, s.bytes_written / 1048576.0,
+                          s.micros / 1e6, s.count);
+  }
+}
+
 bool DBImpl::GetProperty(std::string_view property, std::string* value) {
   value->clear();
   constexpr std::string_view kPrefix = "siftdb.";
   if (property.substr(0, kPrefix.size()) != kPrefix) return false;
   std::string_view name = property.substr(kPrefix.size());
 
+  if (name == "estimate-num-keys") {  // takes the mutex itself
+    *value = absl::StrFormat("%d", EstimateNumKeys());
+    return true;
+  }
   MutexLock l(&mutex_);
+  if (name == "compaction-pending") {
+    *value = bg_error_.ok() && versions_->NeedsCompaction() ? "1" : "0";
+    return true;
+  }
+  if (name == "estimate-pending-compaction-bytes") {
+    *value = absl::StrFormat("%d", EstimatePendingCompactionBytes());
+    return true;
+  }
+  if (name == "num-running-compactions") {
+    *value = absl::StrFormat("%d", running_compactions_);
+    return true;
+  }
+  if (name == "levelstats") {
+    AppendLevelStats(value);
+    return true;
+  }
+  if (name == "block-cache-capacity" || name == "block-cache-usage") {
+    size_t bytes = 0;
+    if (block_cache_ != nullptr) {
+      bytes = name == "block-cache-usage" ? block_cache_->Usage()
+                                          : block_cache_->Capacity();
+    }
+    *value = absl::StrFormat("%d", bytes);
+    return true;
+  }
   constexpr std::string_view kFilesAtLevel = "num-files-at-level";
   if (name.substr(0, kFilesAtLevel.size()) == kFilesAtLevel) {
     int level;
@@ -77,7 +180,7 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     if (imm_ != nullptr) {
       total += imm_->ApproximateMemoryUsage() + imm_->FilterMemoryUsage();
     }
-    if (block_cache_ != nullptr) total += block_cache_->TotalCharge();
+    if (block_cache_ != nullptr) total += block_cache_->Usage();
     *value = absl::StrFormat("%d", total);
     return true;
   }

@@ -63,6 +63,26 @@ std::string OldInfoLogFileName(const std::string& dbname) {
   return dbname + "/LOG.old";
 }
 
+std::string OldInfoLogFileName(const std::string& dbname, uint64_t micros) {
+  return absl::StrFormat("%s/LOG.old.%d", dbname, micros);
+}
+
+bool ParseOldInfoLogName(std::string_view name, uint64_t* micros) {
+  if (name == "LOG.old") {
+    *micros = 0;  // the single old LOG of earlier versions: the oldest
+    return true;
+  }
+  constexpr std::string_view kPrefix = "LOG.old.";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  name.remove_prefix(kPrefix.size());
+  uint64_t num;
+  if (name.empty() || !ConsumeNumber(&name, &num) || !name.empty()) {
+    return false;
+  }
+  *micros = num;
+  return true;
+}
+
 std::string ParentDirectory(const std::string& path) {
   std::string p = path;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -83,8 +103,9 @@ bool ParseFileName(std::string_view name, uint64_t* number, FileType* type) {
     *type = FileType::kDBLockFile;
     return true;
   }
-  if (name == "LOG" || name == "LOG.old") {
-    *number = 0;
+  uint64_t micros;
+  if (name == "LOG" || ParseOldInfoLogName(name, &micros)) {
+    *number = 0;  // the rotation time is no file number
     *type = FileType::kInfoLogFile;
     return true;
   }

@@ -4,7 +4,8 @@
 // Names of the files in a database directory:
 //   CURRENT            name of the live MANIFEST, one line
 //   LOCK               flock'ed while the DB is open
-//   LOG, LOG.old       human-readable info log
+//   LOG                human-readable info log
+//   LOG.old.<micros>   a rotated LOG (LOG.old: from earlier versions)
 //   MANIFEST-NNNNNN    version edits (WAL record format)
 //   NNNNNN.log         write-ahead log
 //   NNNNNN.sst         table
@@ -43,6 +44,11 @@ std::string LockFileName(const std::string& dbname);
 std::string TempFileName(const std::string& dbname, uint64_t number);
 std::string InfoLogFileName(const std::string& dbname);
 std::string OldInfoLogFileName(const std::string& dbname);
+// A LOG rotated at `micros` (wall clock): "<dbname>/LOG.old.<micros>".
+std::string OldInfoLogFileName(const std::string& dbname, uint64_t micros);
+// True for "LOG.old.<micros>" (setting *micros) and for the legacy
+// "LOG.old" (*micros = 0: older than any rotated LOG).
+bool ParseOldInfoLogName(std::string_view name, uint64_t* micros);
 // The directory holding `path` ("." for a bare name, "/" for "/x");
 // trailing slashes of `path` are ignored.
 std::string ParentDirectory(const std::string& path);

@@ -28,12 +28,12 @@ TableCache::TableCache(std::string dbname, Env* env,
       env_(env),
       table_options_(table_options),
       // Each open table is charged 1: capacity counts tables.
-      cache_(NewLRUCache(entries)) {}
+      cache_(NewShardedLRUCache(entries)) {}
 
-absl::StatusOr<Cache::Handle*> TableCache::FindTable(uint64_t file_number,
-                                                     uint64_t file_size) {
+absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
+    uint64_t file_number, uint64_t file_size) {
   const std::string key = CacheKey(file_number);
-  Cache::Handle* handle = cache_->Lookup(key);
+  ShardedCache::Handle* handle = cache_->Lookup(key);
   if (handle != nullptr) return handle;
 
   const std::string fname = TableFileName(dbname_, file_number);
@@ -64,8 +64,8 @@ std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
   Table* table = static_cast<Table*>(cache_->Value(*handle));
   if (table_out != nullptr) *table_out = table;
   std::unique_ptr<Iterator> iter = table->NewIterator(options);
-  Cache* cache = cache_.get();
-  Cache::Handle* h = *handle;
+  ShardedCache* cache = cache_.get();
+  ShardedCache::Handle* h = *handle;
   iter->RegisterCleanup([cache, h] { cache->Release(h); });
   return iter;
 }

@@ -5,7 +5,7 @@
 // bounded by Options.max_open_files, and routes reads to them.
 //
 // Thread safety: every method is safe to call concurrently (the underlying
-// Cache is internally synchronized).
+// cache is internally synchronized).
 
 #ifndef SIFTDB_DB_TABLE_CACHE_H_
 #define SIFTDB_DB_TABLE_CACHE_H_
@@ -58,13 +58,13 @@ class TableCache {
   void Evict(uint64_t file_number);
 
  private:
-  absl::StatusOr<Cache::Handle*> FindTable(uint64_t file_number,
-                                           uint64_t file_size);
+  absl::StatusOr<ShardedCache::Handle*> FindTable(uint64_t file_number,
+                                                  uint64_t file_size);
 
   const std::string dbname_;
   Env* const env_;
   const TableOptions table_options_;
-  std::unique_ptr<Cache> cache_;
+  std::unique_ptr<ShardedCache> cache_;
 };
 
 }  // namespace siftdb

@@ -71,6 +71,8 @@ class VersionSet {
   }
   uint64_t ManifestFileSize() const { return manifest_file_size_; }
   // Gives back a number from NewFileNumber() that went unused.
+  // The number NewFileNumber would return next (for the LOG).
+  uint64_t PeekNextFileNumber() const { return next_file_number_; }
   void ReuseFileNumber(uint64_t file_number) {
     if (next_file_number_ == file_number + 1) {
       next_file_number_ = file_number;
@@ -119,6 +121,10 @@ class VersionSet {
   // The compaction the current version's scores call for, or null.
   // The caller owns the result.
   std::unique_ptr<Compaction> PickCompaction();
+  // Why PickCompaction would compact now: "level0-files" (level 0 reached
+  // its file trigger), "level-size" (a level passed its target size),
+  // "seek" (lookups kept passing over a table), or "" when it would not.
+  const char* CompactionReason() const;
   // A compaction of the tables of `level` overlapping [begin, end] (user
   // keys; null: unbounded), or null when none overlap.
   std::unique_ptr<Compaction> CompactRange(int level,

@@ -149,7 +149,8 @@ void ReadTable(const Table& table, std::string_view file_bytes, bool verify) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace siftdb;
   using namespace siftdb::fuzz;
-  static const std::unique_ptr<Cache> cache = NewLRUCache(1 << 20);
+  static const std::unique_ptr<ShardedCache> cache =
+      NewShardedLRUCache(1 << 20);
   TableOptions options;
   options.filter_policy = NewBloomFilterPolicy(10);
   options.block_cache = cache.get();

@@ -304,12 +304,12 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
                         file_name_, footer_.index_handle.offset()));
   }
 
-  Cache* const cache = options_.block_cache;
+  ShardedCache* const cache = options_.block_cache;
   char cache_key[16];
   if (cache != nullptr) {
     EncodeFixed64(cache_key, cache_id_);
     EncodeFixed64(cache_key + 8, handle.offset());
-    Cache::Handle* cache_handle =
+    ShardedCache::Handle* cache_handle =
         cache->Lookup(std::string_view(cache_key, sizeof(cache_key)));
     if (cache_handle != nullptr) {
       Record(options_.statistics, Ticker::kBlockCacheHits);
@@ -359,8 +359,8 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
   if (!s.ok()) return NewErrorIterator(std::move(s));
   auto iter = pinned.block->NewIterator(&comparator_, file_name_);
   if (pinned.cache_handle != nullptr) {
-    Cache* const cache = pinned.cache;
-    Cache::Handle* const cache_handle = pinned.cache_handle;
+    ShardedCache* const cache = pinned.cache;
+    ShardedCache::Handle* const cache_handle = pinned.cache_handle;
     pinned.cache_handle = nullptr;  // now the iterator's to release
     iter->RegisterCleanup(
         [cache, cache_handle] { cache->Release(cache_handle); });

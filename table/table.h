@@ -126,8 +126,8 @@ class Table {
     PinnedBlock& operator=(const PinnedBlock&) = delete;
     ~PinnedBlock();
     const Block* block = nullptr;
-    Cache* cache = nullptr;
-    Cache::Handle* cache_handle = nullptr;
+    ShardedCache* cache = nullptr;
+    ShardedCache::Handle* cache_handle = nullptr;
     std::unique_ptr<Block> owned;
   };
   // Finds the data block named by index_value in the block cache or reads

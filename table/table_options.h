@@ -38,8 +38,10 @@ struct TableOptions {
   // filter. When reading, a table's filter is interpreted by this policy
   // when the names match, otherwise by FilterPolicyFromName().
   std::shared_ptr<const FilterPolicy> filter_policy;
-  // Cache of uncompressed data blocks. null: no caching.
-  Cache* block_cache = nullptr;
+  // Cache of uncompressed data blocks (possibly shared with other DBs; each
+  // table prefixes its keys with its own ShardedCache::NewId()). null: no
+  // caching.
+  ShardedCache* block_cache = nullptr;
   // Where counters are recorded. May be null.
   Statistics* statistics = nullptr;
   // Verify the CRC of every block read, whatever ReadOptions says.

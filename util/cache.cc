@@ -1,8 +1,8 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// NewLRUCache: 16 shards, chosen by the top bits of the key's CRC32C, each
-// with its own mutex, hash table and LRU list.
+// NewShardedLRUCache: 16 shards, chosen by the top bits of the key's CRC32C,
+// each with its own mutex, hash table and LRU list.
 //
 // Per entry invariants (REQUIRES: the shard's mutex for every field but
 // key, value, deleter and charge, which never change):
@@ -32,14 +32,14 @@
 namespace siftdb {
 namespace {
 
-struct Entry : Cache::Handle {
-  Entry(std::string_view k, void* v, size_t c, Cache::Deleter d)
+struct Entry : ShardedCache::Handle {
+  Entry(std::string_view k, void* v, size_t c, ShardedCache::Deleter d)
       : key(k), value(v), charge(c), deleter(d) {}
 
   const std::string key;  // the table's key views point into it
   void* const value;
   const size_t charge;
-  const Cache::Deleter deleter;
+  const ShardedCache::Deleter deleter;
   uint32_t refs = 0;
   bool in_cache = false;
   Entry* prev = nullptr;  // LRU list links, while on the list
@@ -73,8 +73,9 @@ class LRUShard {
 
   void SetCapacity(size_t capacity) { capacity_ = capacity; }
 
-  Cache::Handle* Insert(std::string_view key, void* value, size_t charge,
-                        Cache::Deleter deleter) ABSL_LOCKS_EXCLUDED(mu_) {
+  ShardedCache::Handle* Insert(std::string_view key, void* value, size_t charge,
+                               ShardedCache::Deleter deleter)
+      ABSL_LOCKS_EXCLUDED(mu_) {
     Entry* e = new Entry(key, value, charge, deleter);
     std::vector<Entry*> garbage;
     {
@@ -100,7 +101,7 @@ class LRUShard {
     return e;
   }
 
-  Cache::Handle* Lookup(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
+  ShardedCache::Handle* Lookup(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
     auto it = table_.find(key);
     if (it == table_.end()) return nullptr;
@@ -216,7 +217,7 @@ class LRUShard {
   absl::flat_hash_map<std::string_view, Entry*> table_ ABSL_GUARDED_BY(mu_);
 };
 
-class ShardedLRUCache final : public Cache {
+class ShardedLRUCache final : public ShardedCache {
  public:
   explicit ShardedLRUCache(size_t capacity) : capacity_(capacity) {
     const size_t per_shard = (capacity + kNumShards - 1) / kNumShards;
@@ -269,8 +270,21 @@ class ShardedLRUCache final : public Cache {
 
 }  // namespace
 
-std::unique_ptr<Cache> NewLRUCache(size_t capacity) {
+std::unique_ptr<ShardedCache> NewShardedLRUCache(size_t capacity) {
   return std::make_unique<ShardedLRUCache>(capacity);
+}
+
+Cache::Cache(std::unique_ptr<ShardedCache> impl) : impl_(std::move(impl)) {}
+
+Cache::~Cache() = default;
+
+size_t Cache::Capacity() const { return impl_->Capacity(); }
+
+size_t Cache::Usage() const { return impl_->TotalCharge(); }
+
+std::shared_ptr<Cache> NewLRUCache(size_t capacity_bytes) {
+  // Not make_shared: the constructor is private to Cache.
+  return std::shared_ptr<Cache>(new Cache(NewShardedLRUCache(capacity_bytes)));
 }
 
 }  // namespace siftdb

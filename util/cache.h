@@ -1,8 +1,9 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Cache: a sharded LRU cache with a capacity in bytes ("charge"), used for
-// data blocks (block cache) and open tables (table cache).
+// ShardedCache: a sharded LRU cache with a capacity in bytes ("charge"), used
+// for data blocks (block cache) and open tables (table cache). The public
+// siftdb::Cache (include/siftdb/cache.h) wraps one; CacheAccess reaches it.
 //
 // Thread safety: every method is safe to call concurrently.
 // Ownership: Insert() takes ownership of `value`; the deleter runs once the
@@ -19,18 +20,20 @@
 #include <memory>
 #include <string_view>
 
+#include "siftdb/cache.h"
+
 namespace siftdb {
 
-class Cache {
+class ShardedCache {
  public:
   // Opaque reference to an entry.
   struct Handle {};
   using Deleter = void (*)(std::string_view key, void* value);
 
-  Cache() = default;
-  Cache(const Cache&) = delete;
-  Cache& operator=(const Cache&) = delete;
-  virtual ~Cache() = default;
+  ShardedCache() = default;
+  ShardedCache(const ShardedCache&) = delete;
+  ShardedCache& operator=(const ShardedCache&) = delete;
+  virtual ~ShardedCache() = default;
 
   // Inserts key -> value, replacing any entry with the same key, and
   // returns a handle to the new entry.
@@ -52,7 +55,12 @@ class Cache {
 };
 
 // A sharded LRU cache holding at most `capacity` bytes of charge.
-std::unique_ptr<Cache> NewLRUCache(size_t capacity);
+std::unique_ptr<ShardedCache> NewShardedLRUCache(size_t capacity);
+
+// The ShardedCache behind a public Cache (never null; lives as long as it).
+struct CacheAccess {
+  static ShardedCache* Get(const Cache& cache) { return cache.impl_.get(); }
+};
 
 }  // namespace siftdb
 

@@ -103,12 +103,27 @@ class SIFTDB_EXPORT DB {
   virtual const Snapshot* GetSnapshot() = 0;
   virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
 
-  // Properties (false for an unknown name):
+  // Properties (false for an unknown name); docs/operations.md,
+  // "Properties", defines each:
   //   "siftdb.stats"                    levels, compactions, stalls, counters
+  //   "siftdb.levelstats"               table: level, files, size MB,
+  //       compaction MB read / written, seconds and count per level
   //   "siftdb.num-files-at-level<N>"    table count at level N
   //   "siftdb.sstables"                 every live table with its key range
   //   "siftdb.approximate-memory-usage" MemTables + block cache, in bytes
+  //   "siftdb.block-cache-capacity"     block cache capacity in bytes (0:
+  //       none); with Options::block_cache, the shared cache's
+  //   "siftdb.block-cache-usage"        bytes in the block cache (a shared
+  //       cache: every DB's blocks)
+  //   "siftdb.compaction-pending"       "1" when a compaction is due now
+  //   "siftdb.estimate-pending-compaction-bytes"  bytes the compactions
+  //       bringing every level under its target would rewrite (RocksDB's
+  //       estimate)
+  //   "siftdb.num-running-compactions"  compactions merging now (0 or 1)
+  //   "siftdb.estimate-num-keys"        entries in MemTables and tables; an
+  //       over-estimate after overwrites and deletes (each version counts)
   //   "siftdb.background-error"         "OK" or the error that stopped writes
+  //   "siftdb.remote-filter"            the Redis mirror's state, or "off"
   //   "siftdb.counter.<name>"           one counter, e.g. filter.negatives
   //       (data-block reads the filters saved), filter.checks,
   //       filter.positives, filter.false_positives, block.data_reads,

@@ -21,6 +21,7 @@
 
 namespace siftdb {
 
+class Cache;
 class Comparator;
 class Env;
 class FilterPolicy;
@@ -94,9 +95,19 @@ struct SIFTDB_EXPORT Options {
   bool paranoid_file_checks = false;
   // File system; default Env::Default().
   Env* env = nullptr;
-  // Where progress and errors are logged; default: a LOG file in the DB
-  // directory.
+  // Where progress and errors are logged (docs/operations.md, "The LOG").
+  // Default (null): the DB's own <dbpath>/LOG, rotated as the next two
+  // fields say. A logger given here is used as it is: the two fields below
+  // do not apply to it. A read-only open writes no LOG of its own.
   Logger* info_log = nullptr;
+  // Size at which the DB's own LOG is rotated: once it passes this many
+  // bytes it is renamed to LOG.old.<micros> (wall-clock microseconds) and a
+  // new LOG begins. 0 (default): no size limit; the LOG is rotated only at
+  // Open. Otherwise at least 4 KiB.
+  size_t max_log_file_size = 0;
+  // Rotated LOGs (LOG.old.*) to keep beside the live LOG; the oldest beyond
+  // this are deleted at Open and at each rotation. In [1, 1000000].
+  size_t keep_log_file_num = 1000;
 
   // --- Write path ---
   // MemTable size at which it is frozen and flushed to a level-0 table.
@@ -111,7 +122,13 @@ struct SIFTDB_EXPORT Options {
   // --- Tables ---
   // Upper bound on open table files (table cache capacity). At least 16.
   int max_open_files = 1000;
-  // Byte capacity of the shared LRU cache of uncompressed data blocks.
+  // Cache of uncompressed data blocks, shared with every other DB opened
+  // with the same one (NewLRUCache in siftdb/cache.h): one memory budget for
+  // all of them. When set, block_cache_size is ignored. The blocks of a
+  // closed DB stay in it until evicted.
+  std::shared_ptr<Cache> block_cache;
+  // Without block_cache: the byte capacity of this DB's own LRU cache of
+  // uncompressed data blocks; 0: no block cache.
   size_t block_cache_size = size_t{8} << 20;
   // Approximate uncompressed size of a data block.
   size_t block_size = 4096;

@@ -326,11 +326,11 @@ class CompactionWatcher : public Logger {
  public:
   void Log(std::string_view message) override {
     MutexLock l(&mu_);
-    if (message.find("compacting ") != std::string_view::npos &&
-        message.find(" in 1 parts") == std::string_view::npos) {
+    if (message.find("compaction started (") != std::string_view::npos &&
+        message.find("; 1 part(s)") == std::string_view::npos) {
       split_started_++;
     }
-    if (message.find("compacted to") != std::string_view::npos &&
+    if (message.find("compaction finished") != std::string_view::npos &&
         message.find("closing during compaction") != std::string_view::npos) {
       aborted_++;
     }

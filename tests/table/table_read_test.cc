@@ -193,7 +193,7 @@ TEST(TableFilterTest, PrecomputedHashAndForeignPolicies) {
 }
 
 TEST(TableCacheTest, BlockCacheHitsAndFillCache) {
-  std::unique_ptr<Cache> cache = NewLRUCache(1 << 20);
+  std::unique_ptr<ShardedCache> cache = NewShardedLRUCache(1 << 20);
   Statistics stats;
   TableOptions options;
   options.block_cache = cache.get();
@@ -256,8 +256,8 @@ TEST(TableCacheTest, BlockCacheHitsAndFillCache) {
 }
 
 TEST(TableConcurrencyTest, ManyThreadsReadOneTable) {
-  std::unique_ptr<Cache> cache =
-      NewLRUCache(1 << 20);  // smaller than the table: evicts
+  std::unique_ptr<ShardedCache> cache =
+      NewShardedLRUCache(1 << 20);  // smaller than the table: evicts
   Statistics stats;
   TableOptions options;
   options.block_cache = cache.get();

@@ -34,7 +34,7 @@ class CacheTest : public ::testing::Test {
  protected:
   static constexpr size_t kCapacity = 1000;
 
-  CacheTest() : cache_(NewLRUCache(kCapacity)) {
+  CacheTest() : cache_(NewShardedLRUCache(kCapacity)) {
     MutexLock lock(&deleted_mu);
     deleted = &deletions_;
   }
@@ -48,7 +48,7 @@ class CacheTest : public ::testing::Test {
 
   // The value for key, or -1 on a miss.
   intptr_t Lookup(int key) {
-    Cache::Handle* h = cache_->Lookup(Key(key));
+    ShardedCache::Handle* h = cache_->Lookup(Key(key));
     if (h == nullptr) return -1;
     const intptr_t v = I(cache_->Value(h));
     cache_->Release(h);
@@ -57,7 +57,8 @@ class CacheTest : public ::testing::Test {
   void Insert(int key, intptr_t value, size_t charge = 1) {
     cache_->Release(cache_->Insert(Key(key), V(value), charge, RecordDeletion));
   }
-  Cache::Handle* InsertAndKeep(int key, intptr_t value, size_t charge = 1) {
+  ShardedCache::Handle* InsertAndKeep(int key, intptr_t value,
+                                      size_t charge = 1) {
     return cache_->Insert(Key(key), V(value), charge, RecordDeletion);
   }
   size_t Deletions() {
@@ -70,7 +71,7 @@ class CacheTest : public ::testing::Test {
   }
 
   std::vector<std::pair<std::string, intptr_t>> deletions_;
-  std::unique_ptr<Cache> cache_;
+  std::unique_ptr<ShardedCache> cache_;
 };
 
 TEST_F(CacheTest, HitAndMiss) {
@@ -107,7 +108,7 @@ TEST_F(CacheTest, Erase) {
 }
 
 TEST_F(CacheTest, EntriesArePinnedByHandles) {
-  Cache::Handle* h1 = cache_->Lookup(Key(100));
+  ShardedCache::Handle* h1 = cache_->Lookup(Key(100));
   EXPECT_EQ(nullptr, h1);
   Insert(100, 101);
   h1 = cache_->Lookup(Key(100));
@@ -115,7 +116,7 @@ TEST_F(CacheTest, EntriesArePinnedByHandles) {
   EXPECT_EQ(101, I(cache_->Value(h1)));
 
   Insert(100, 102);  // replaced while h1 is held
-  Cache::Handle* h2 = cache_->Lookup(Key(100));
+  ShardedCache::Handle* h2 = cache_->Lookup(Key(100));
   EXPECT_EQ(102, I(cache_->Value(h2)));
   EXPECT_EQ(0u, Deletions());
   EXPECT_EQ(101, I(cache_->Value(h1)));  // still valid
@@ -138,7 +139,7 @@ TEST_F(CacheTest, EvictionPolicy) {
   Insert(100, 101);
   Insert(200, 201);
   Insert(300, 301);
-  Cache::Handle* pinned = cache_->Lookup(Key(300));
+  ShardedCache::Handle* pinned = cache_->Lookup(Key(300));
   for (int i = 0; i < static_cast<int>(kCapacity) + 100; i++) {
     Insert(1000 + i, 2000 + i);
     EXPECT_EQ(2000 + i, Lookup(1000 + i));
@@ -152,14 +153,14 @@ TEST_F(CacheTest, EvictionPolicy) {
 
 TEST_F(CacheTest, UseExceedingCacheSize) {
   // Pinned entries may exceed the capacity; nothing pinned is freed.
-  std::vector<Cache::Handle*> handles;
+  std::vector<ShardedCache::Handle*> handles;
   for (int i = 0; i < 100; i++) {
     handles.push_back(InsertAndKeep(1000 + i, 2000 + i, 100));
   }
   for (int i = 0; i < 100; i++) EXPECT_EQ(2000 + i, Lookup(1000 + i));
   EXPECT_EQ(0u, Deletions());
   EXPECT_GE(cache_->TotalCharge(), 100u * 100);
-  for (Cache::Handle* h : handles) cache_->Release(h);
+  for (ShardedCache::Handle* h : handles) cache_->Release(h);
   // Once released, the shards shrink back under their capacity.
   EXPECT_LE(cache_->TotalCharge(), kCapacity + 16 * 100);
 }
@@ -192,11 +193,11 @@ TEST_F(CacheTest, HeavyEntriesBoundTotalCharge) {
 std::vector<int> KeysInShardOfZero(int count) {
   std::vector<int> keys = {0};
   for (int candidate = 1; static_cast<int>(keys.size()) < count; candidate++) {
-    auto cache = NewLRUCache(16 * 10);  // 10 per shard
+    auto cache = NewShardedLRUCache(16 * 10);  // 10 per shard
     const std::string k0 = "key0", kc = "key" + std::to_string(candidate);
     cache->Release(cache->Insert(k0, nullptr, 10, nullptr));
     cache->Release(cache->Insert(kc, nullptr, 10, nullptr));
-    Cache::Handle* h = cache->Lookup(k0);
+    ShardedCache::Handle* h = cache->Lookup(k0);
     if (h == nullptr) {
       keys.push_back(candidate);
     } else {
@@ -208,7 +209,7 @@ std::vector<int> KeysInShardOfZero(int count) {
 
 TEST_F(CacheTest, EvictsLeastRecentlyUsedFirst) {
   const std::vector<int> k = KeysInShardOfZero(5);
-  cache_ = NewLRUCache(16 * 3);  // 3 per shard
+  cache_ = NewShardedLRUCache(16 * 3);  // 3 per shard
   Insert(k[0], 0);
   Insert(k[1], 1);
   Insert(k[2], 2);
@@ -226,7 +227,7 @@ TEST_F(CacheTest, EvictsLeastRecentlyUsedFirst) {
 TEST_F(CacheTest, PruneDropsAllButPinned) {
   Insert(1, 100);
   Insert(2, 200);
-  Cache::Handle* h = cache_->Lookup(Key(1));
+  ShardedCache::Handle* h = cache_->Lookup(Key(1));
   ASSERT_NE(nullptr, h);
   cache_->Prune();
   cache_->Release(h);
@@ -236,8 +237,8 @@ TEST_F(CacheTest, PruneDropsAllButPinned) {
 }
 
 TEST_F(CacheTest, ZeroCapacityCachesNothing) {
-  cache_ = NewLRUCache(0);
-  Cache::Handle* h = InsertAndKeep(1, 100);
+  cache_ = NewShardedLRUCache(0);
+  ShardedCache::Handle* h = InsertAndKeep(1, 100);
   EXPECT_EQ(100, I(cache_->Value(h)));
   EXPECT_EQ(-1, Lookup(1));
   EXPECT_EQ(0u, Deletions());
@@ -255,7 +256,7 @@ TEST_F(CacheTest, NewIdIsUnique) {
 TEST_F(CacheTest, EveryEntryIsDeletedExactlyOnce) {
   Random rnd(11);
   int inserted = 0;
-  std::vector<Cache::Handle*> held;
+  std::vector<ShardedCache::Handle*> held;
   for (int i = 0; i < 5000; i++) {
     const int key = static_cast<int>(rnd.Uniform(300));
     switch (rnd.Uniform(4)) {
@@ -276,7 +277,7 @@ TEST_F(CacheTest, EveryEntryIsDeletedExactlyOnce) {
         break;
     }
   }
-  for (Cache::Handle* h : held) cache_->Release(h);
+  for (ShardedCache::Handle* h : held) cache_->Release(h);
   cache_.reset();
   std::vector<int> seen(inserted, 0);
   for (const auto& [key, value] : DeletionsCopy()) seen[value]++;
@@ -300,7 +301,7 @@ TEST_F(CacheTest, ConcurrentUseFromFourThreads) {
           const int v = next_value.fetch_add(1) * 1000 + key;
           Insert(key, v, 1 + rnd.Uniform(10));
         } else if (op < 9) {
-          Cache::Handle* h = cache_->Lookup(Key(key));
+          ShardedCache::Handle* h = cache_->Lookup(Key(key));
           if (h != nullptr) {
             if (I(cache_->Value(h)) % 1000 != key) bad++;
             cache_->Release(h);

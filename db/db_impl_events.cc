@@ -1,0 +1,171 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// DBImpl's lines in the LOG that need more than one call to LogMessage:
+// the options at open, compaction inputs, level summaries and write
+// stalls. docs/operations.md ("The LOG") shows what they look like. None
+// of this runs per write: a stall is logged when it starts and ends.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "db/compaction.h"
+#include "db/db_impl.h"
+#include "siftdb/cache.h"
+#include "siftdb/comparator.h"
+#include "siftdb/filter_policy.h"
+
+namespace siftdb {
+namespace {
+
+const char* ModeName(RemoteFilterOptions::Mode mode) {
+  switch (mode) {
+    case RemoteFilterOptions::Mode::kOff:
+      return "off";
+    case RemoteFilterOptions::Mode::kAsync:
+      return "async";
+    case RemoteFilterOptions::Mode::kSync:
+      return "sync";
+  }
+  return "unknown";
+}
+
+const char* CompressionName(CompressionType type) {
+  return type == kSnappyCompression ? "snappy" : "none";
+}
+
+// Appends "name: value" lines for the general and table options.
+void DescribeCoreOptions(const Options& o, const std::string& filter_name,
+                         bool own_log, std::vector<std::string>* out) {
+  auto add = [out](std::string_view name, const std::string& value) {
+    out->push_back(absl::StrFormat("Options.%s: %s", name, value));
+  };
+  auto num = [](uint64_t v) { return absl::StrFormat("%d", v); };
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  add("comparator", o.comparator->Name());
+  add("create_if_missing", flag(o.create_if_missing));
+  add("error_if_exists", flag(o.error_if_exists));
+  add("paranoid_checks", flag(o.paranoid_checks));
+  add("paranoid_file_checks", flag(o.paranoid_file_checks));
+  add("env", o.env == Env::Default() ? "default (POSIX)" : "custom");
+  add("info_log", own_log ? "LOG file in the DB directory" : "user logger");
+  add("max_log_file_size", num(o.max_log_file_size));
+  add("keep_log_file_num", num(o.keep_log_file_num));
+  add("write_buffer_size", num(o.write_buffer_size));
+  add("memtable_filter_ratio", absl::StrFormat("%g", o.memtable_filter_ratio));
+  add("max_open_files", num(o.max_open_files));
+  add("block_cache",
+      o.block_cache == nullptr
+          ? std::string("none (private cache)")
+          : absl::StrFormat("shared, capacity %d", o.block_cache->Capacity()));
+  add("block_cache_size",
+      num(o.block_cache_size) + (o.block_cache != nullptr ? " (ignored)" : ""));
+  add("block_size", num(o.block_size));
+  add("block_restart_interval", num(o.block_restart_interval));
+  add("compression", CompressionName(o.compression));
+  add("filter_bits_per_key", absl::StrFormat("%g", o.filter_bits_per_key));
+  add("filter_policy", filter_name);
+  add("max_file_size", num(o.max_file_size));
+  add("level0_file_num_compaction_trigger",
+      num(o.level0_file_num_compaction_trigger));
+  add("level0_slowdown_writes_trigger", num(o.level0_slowdown_writes_trigger));
+  add("level0_stop_writes_trigger", num(o.level0_stop_writes_trigger));
+  add("max_bytes_for_level_base", num(o.max_bytes_for_level_base));
+  add("max_bytes_for_level_multiplier",
+      absl::StrFormat("%g", o.max_bytes_for_level_multiplier));
+  add("max_subcompactions", num(o.max_subcompactions));
+  add("free_compaction_inputs_early", flag(o.free_compaction_inputs_early));
+}
+
+void DescribeRemoteFilterOptions(const RemoteFilterOptions& r,
+                                 std::vector<std::string>* out) {
+  auto add = [out](std::string_view name, const std::string& value) {
+    out->push_back(
+        absl::StrFormat("Options.remote_filter.%s: %s", name, value));
+  };
+  auto num = [](int v) { return absl::StrFormat("%d", v); };
+  add("mode", ModeName(r.mode));
+  add("endpoints", absl::StrJoin(r.endpoints, ","));
+  add("username", r.username);
+  add("password", r.password.empty() ? "(none)" : "(set)");  // never logged
+  add("connect_timeout_ms", num(r.connect_timeout_ms));
+  add("command_timeout_ms", num(r.command_timeout_ms));
+  add("name", r.name);
+  add("lease_ttl_ms", num(r.lease_ttl_ms));
+  add("async_max_lag_ms", num(r.async_max_lag_ms));
+  add("wait_replicas", num(r.wait_replicas));
+  add("wait_timeout_ms", num(r.wait_timeout_ms));
+  add("delete_grace_ms", num(r.delete_grace_ms));
+}
+
+std::string DescribeFiles(const Compaction& c, int which) {
+  std::string r;
+  for (int i = 0; i < c.num_input_files(which); i++) {
+    const FileMetaData* f = c.input(which, i);
+    absl::StrAppendFormat(&r, "%s%06d(%d)", i == 0 ? "" : " ", f->number,
+                          f->file_size);
+  }
+  return r;
+}
+
+}  // namespace
+
+void DBImpl::LogOptions() {
+  std::vector<std::string> lines;
+  DescribeCoreOptions(
+      options_,
+      filter_policy_ != nullptr ? filter_policy_->Name() : std::string("none"),
+      owned_info_log_ != nullptr, &lines);
+  DescribeRemoteFilterOptions(options_.remote_filter, &lines);
+  for (const std::string& line : lines) LogMessage(line);
+}
+
+std::string DBImpl::LevelSummary() const {
+  std::string r;
+  for (int level = 0; level < kNumLevels; level++) {
+    const int files = versions_->NumLevelFiles(level);
+    if (files == 0) continue;
+    absl::StrAppendFormat(&r, "%sL%d %d files %d bytes", r.empty() ? "" : ", ",
+                          level, files, versions_->NumLevelBytes(level));
+  }
+  return r.empty() ? "no tables" : r;
+}
+
+void DBImpl::LogCompactionStart(int job, const char* reason,
+                                const Compaction& c, size_t parts) {
+  LogMessage(absl::StrFormat(
+      "[job %d] compaction started (%s): level %d -> %d; inputs: level %d "
+      "[%s] %d bytes, level %d [%s] %d bytes; %d part(s)",
+      job, reason, c.level(), c.level() + 1, c.level(), DescribeFiles(c, 0),
+      c.InputBytes(0), c.level() + 1, DescribeFiles(c, 1), c.InputBytes(1),
+      parts));
+}
+
+void DBImpl::NoteWriteStall(const char* cause, const std::string& detail) {
+  const uint64_t now = env_->NowMicros();
+  if (stall_cause_ != nullptr && std::string_view(stall_cause_) == cause) {
+    stall_waits_++;
+    return;
+  }
+  if (stall_cause_ != nullptr) EndWriteStall();
+  stall_cause_ = cause;
+  stall_start_micros_ = now;
+  stall_waits_ = 1;
+  LogMessage(absl::StrFormat("write stall started: %s (%s)", cause, detail));
+}
+
+void DBImpl::EndWriteStall() {
+  if (stall_cause_ == nullptr) return;
+  LogMessage(absl::StrFormat(
+      "write stall ended: %s, %.3f sec, %d wait(s)", stall_cause_,
+      (std::max(stall_last_micros_, stall_start_micros_) -
+       stall_start_micros_) /
+          1e6,
+      stall_waits_));
+  stall_cause_ = nullptr;
+}
+
+}  // namespace siftdb
