@@ -124,7 +124,8 @@ TEST(InfoLogTest, RecordsOptionsFlushCompactionDeletionsRecoveryAndClose) {
   EXPECT_GE(CountLines(first, "flush installed; levels: L0"), 3);
   EXPECT_GE(
       CountLines(first, "compaction started (level0-files): level 0 -> 1"), 1);
-  EXPECT_GE(CountLines(first, "compaction started (manual)"), 1);
+  // (CompactRange's own step may find level 0 already compacted: not
+  // asserted.)
   const int started = CountLines(first, "compaction started (");
   EXPECT_EQ(CountLines(first, "compaction finished: outputs level"), started);
   EXPECT_EQ(CountLines(first, "compaction finished") -
