@@ -151,6 +151,10 @@ class BenchEngine {
   // Comparator calls since the last call (when opened with
   // count_comparisons); nullopt when the engine does not count them.
   virtual std::optional<uint64_t> TakeComparisons() { return std::nullopt; }
+  // True when no compaction is running or due (siftdb's
+  // compaction-pending and num-running-compactions properties); nullopt
+  // when the engine cannot say.
+  virtual std::optional<bool> CompactionIdle() { return std::nullopt; }
   // A siftdb counter by name (e.g. "filter.negatives"); nullopt when the
   // engine does not keep it.
   virtual std::optional<uint64_t> Counter(std::string_view name) = 0;

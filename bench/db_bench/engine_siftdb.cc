@@ -223,6 +223,14 @@ class SiftdbEngine final : public BenchEngine {
     return Property("siftdb.sstables");
   }
 
+  std::optional<bool> CompactionIdle() override {
+    std::optional<std::string> pending = Property("siftdb.compaction-pending");
+    std::optional<std::string> running =
+        Property("siftdb.num-running-compactions");
+    if (!pending.has_value() || !running.has_value()) return std::nullopt;
+    return *pending == "0" && *running == "0";
+  }
+
   std::optional<uint64_t> Counter(std::string_view name) override {
     std::optional<std::string> text =
         Property(absl::StrFormat("siftdb.counter.%s", name));
