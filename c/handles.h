@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "siftdb/c.h"
+#include "siftdb/cache.h"
 #include "siftdb/db.h"
 
 namespace siftdb::c_api {
@@ -90,6 +91,10 @@ struct siftdb_comparator_t {
 
 struct siftdb_filterpolicy_t {
   std::shared_ptr<const siftdb::FilterPolicy> rep;
+};
+
+struct siftdb_cache_t {
+  std::shared_ptr<siftdb::Cache> rep;
 };
 
 struct siftdb_options_t {

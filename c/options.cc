@@ -9,6 +9,7 @@
 // (an unknown compression or mirror mode), which are remembered here and
 // reported by siftdb_open. Setters on a NULL handle do nothing.
 
+#include <new>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -67,6 +68,38 @@ void siftdb_options_set_max_open_files(siftdb_options_t* options, int n) {
 void siftdb_options_set_block_cache_size(siftdb_options_t* options,
                                          size_t bytes) {
   if (options != nullptr) options->rep.block_cache_size = bytes;
+}
+
+void siftdb_options_set_cache(siftdb_options_t* options,
+                              siftdb_cache_t* cache) {
+  if (options != nullptr) {
+    options->rep.block_cache = cache == nullptr ? nullptr : cache->rep;
+  }
+}
+
+void siftdb_options_set_max_log_file_size(siftdb_options_t* options,
+                                          size_t bytes) {
+  if (options != nullptr) options->rep.max_log_file_size = bytes;
+}
+
+void siftdb_options_set_keep_log_file_num(siftdb_options_t* options, size_t n) {
+  if (options != nullptr) options->rep.keep_log_file_num = n;
+}
+
+siftdb_cache_t* siftdb_cache_create_lru(size_t capacity) {
+  auto* cache = new (std::nothrow) siftdb_cache_t;
+  if (cache != nullptr) cache->rep = siftdb::NewLRUCache(capacity);
+  return cache;
+}
+
+void siftdb_cache_destroy(siftdb_cache_t* cache) { delete cache; }
+
+size_t siftdb_cache_get_usage(const siftdb_cache_t* cache) {
+  return cache == nullptr ? 0 : cache->rep->Usage();
+}
+
+size_t siftdb_cache_get_capacity(const siftdb_cache_t* cache) {
+  return cache == nullptr ? 0 : cache->rep->Capacity();
 }
 
 void siftdb_options_set_block_size(siftdb_options_t* options, size_t bytes) {

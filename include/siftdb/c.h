@@ -87,6 +87,7 @@ typedef struct siftdb_iterator_t siftdb_iterator_t;
 typedef struct siftdb_snapshot_t siftdb_snapshot_t;
 typedef struct siftdb_comparator_t siftdb_comparator_t;
 typedef struct siftdb_filterpolicy_t siftdb_filterpolicy_t;
+typedef struct siftdb_cache_t siftdb_cache_t;
 
 // ---- Opening and closing ----
 
@@ -294,6 +295,19 @@ SIFTDB_EXPORT void siftdb_options_set_max_open_files(siftdb_options_t* options,
                                                      int n);
 SIFTDB_EXPORT void siftdb_options_set_block_cache_size(
     siftdb_options_t* options, size_t bytes);
+// A block cache several databases share (Options::block_cache); when set,
+// block_cache_size is ignored. NULL goes back to a private cache. The
+// options and every database opened with them hold their own reference, so
+// the cache handle may be destroyed at any time.
+SIFTDB_EXPORT void siftdb_options_set_cache(siftdb_options_t* options,
+                                            siftdb_cache_t* cache);
+// The LOG's rotation (Options::max_log_file_size, 0: no limit, else at
+// least 4096; keep_log_file_num in [1, 1000000]); siftdb_open reports a
+// value out of range.
+SIFTDB_EXPORT void siftdb_options_set_max_log_file_size(
+    siftdb_options_t* options, size_t bytes);
+SIFTDB_EXPORT void siftdb_options_set_keep_log_file_num(
+    siftdb_options_t* options, size_t n);
 SIFTDB_EXPORT void siftdb_options_set_block_size(siftdb_options_t* options,
                                                  size_t bytes);
 SIFTDB_EXPORT void siftdb_options_set_block_restart_interval(
@@ -432,6 +446,14 @@ SIFTDB_EXPORT int siftdb_version_minor(void);
 SIFTDB_EXPORT int siftdb_version_patch(void);
 // "MAJOR.MINOR.PATCH"; a static string.
 SIFTDB_EXPORT const char* siftdb_version(void);
+
+// An LRU block cache of capacity bytes (NewLRUCache), thread-safe; NULL
+// only when memory runs out. Destroy with siftdb_cache_destroy.
+SIFTDB_EXPORT siftdb_cache_t* siftdb_cache_create_lru(size_t capacity);
+SIFTDB_EXPORT void siftdb_cache_destroy(siftdb_cache_t* cache);
+// Bytes held now and the capacity; 0 for a NULL cache.
+SIFTDB_EXPORT size_t siftdb_cache_get_usage(const siftdb_cache_t* cache);
+SIFTDB_EXPORT size_t siftdb_cache_get_capacity(const siftdb_cache_t* cache);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -235,3 +235,71 @@ void TestDestroy(siftdb_options_t* options) {
   siftdb_close(NULL, &err);
   CHECK_OK(err);
 }
+
+// Two databases share one block cache; the LOG's rotation options are
+// checked at open.
+void TestSharedCacheAndLogOptions(void) {
+  char* err = NULL;
+  char path_a[4300], path_b[4300];
+  char key[16];
+  int i;
+  siftdb_t* a;
+  siftdb_t* b;
+  siftdb_cache_t* cache = siftdb_cache_create_lru(1 << 20);
+  siftdb_options_t* o = siftdb_options_create();
+  CHECK(cache != NULL);
+  CHECK(siftdb_cache_get_capacity(cache) == (1 << 20));
+  CHECK(siftdb_cache_get_usage(cache) == 0);
+  CHECK(siftdb_cache_get_capacity(NULL) == 0 &&
+        siftdb_cache_get_usage(NULL) == 0);
+  siftdb_options_set_create_if_missing(o, 1);
+  siftdb_options_set_cache(o, cache);
+  siftdb_options_set_cache(NULL, cache);
+  siftdb_options_set_max_log_file_size(o, 1); /* below 4096: refused */
+  Path(path_a, sizeof(path_a), "shared_a");
+  Path(path_b, sizeof(path_b), "shared_b");
+  CHECK(siftdb_open(o, path_a, &err) == NULL);
+  CHECK_ERR(err, "max_log_file_size");
+  siftdb_options_set_max_log_file_size(o, 1 << 20);
+  siftdb_options_set_keep_log_file_num(o, 0);
+  CHECK(siftdb_open(o, path_a, &err) == NULL);
+  CHECK_ERR(err, "keep_log_file_num");
+  siftdb_options_set_keep_log_file_num(o, 5);
+  a = siftdb_open(o, path_a, &err);
+  CHECK_OK(err);
+  b = siftdb_open(o, path_b, &err);
+  CHECK_OK(err);
+  siftdb_cache_destroy(cache); /* the options and DBs keep it alive */
+  for (i = 0; i < 200; i++) {
+    snprintf(key, sizeof(key), "k%04d", i);
+    siftdb_put(a, NULL, key, strlen(key), "va", 2, &err);
+    CHECK_OK(err);
+    siftdb_put(b, NULL, key, strlen(key), "vb", 2, &err);
+    CHECK_OK(err);
+  }
+  siftdb_compact_range(a, NULL, 0, NULL, 0, &err);
+  CHECK_OK(err);
+  siftdb_compact_range(b, NULL, 0, NULL, 0, &err);
+  CHECK_OK(err);
+  CheckGet(a, NULL, "k0007", "va");
+  CheckGet(b, NULL, "k0007", "vb");
+  {
+    /* Both see one cache: the same usage, counting both DBs' blocks. */
+    char* ua = siftdb_property_value(a, "siftdb.block-cache-usage", NULL);
+    char* ub = siftdb_property_value(b, "siftdb.block-cache-usage", NULL);
+    char* cap = siftdb_property_value(a, "siftdb.block-cache-capacity", NULL);
+    CHECK(ua != NULL && ub != NULL && cap != NULL);
+    CHECK(strcmp(ua, ub) == 0);
+    CHECK(strcmp(ua, "0") != 0);
+    CHECK(strcmp(cap, "1048576") == 0);
+    siftdb_free(ua);
+    siftdb_free(ub);
+    siftdb_free(cap);
+  }
+  siftdb_close(a, &err);
+  CHECK_OK(err);
+  siftdb_close(b, &err);
+  CHECK_OK(err);
+  siftdb_options_set_cache(o, NULL);
+  siftdb_options_destroy(o);
+}

@@ -483,6 +483,7 @@ int main(int argc, char** argv) {
   TestComparator();
   TestCorruptionAndRepair(options);
   TestDestroy(options);
+  TestSharedCacheAndLogOptions();
   siftdb_options_destroy(options);
 
   CHECK(nftw(root, RemoveEntry, 16, FTW_DEPTH | FTW_PHYS) == 0);

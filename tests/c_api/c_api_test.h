@@ -63,5 +63,6 @@ void TestAdmin(siftdb_t* db);
 void TestComparator(void);
 void TestCorruptionAndRepair(siftdb_options_t* options);
 void TestDestroy(siftdb_options_t* options);
+void TestSharedCacheAndLogOptions(void);
 
 #endif  // SIFTDB_TESTS_C_API_C_API_TEST_H_
