@@ -316,7 +316,11 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
       stall_last_micros_ = end;
       allow_delay = false;
     } else if (!force &&
-               mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+               (mem_->NumEntries() == 0 ||
+                mem_->ApproximateMemoryUsage() <= options_.write_buffer_size)) {
+      // An empty MemTable always takes the write: its own overhead may pass
+      // a small write buffer, and switching it for another empty one would
+      // never end.
       if (!waited) EndWriteStall();
       return absl::OkStatus();
     } else if (imm_ != nullptr) {
