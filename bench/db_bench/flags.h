@@ -73,9 +73,8 @@ absl::Status ApplyRocksDBFlags(const tools::ToolArgs& args,
                                BenchConfig* config);
 
 // The command-line front end's description of db_bench: its flags, the
-// RocksDB flags accepted and ignored, and those refused. `argv` is scanned
-// for gflags' --undefok=a,b: those names, when not db_bench flags, are
-// ignored too (as RocksDB's db_bench would).
+// RocksDB flags accepted and ignored, and those refused. (gflags'
+// --undefok=a,b is the front end's: tools/common/flags.h.)
 tools::ToolFlagsSpec DbBenchFlagsSpec(int argc, const char* const* argv);
 
 // The database directory of `engine` in a run of `config`: --db itself for

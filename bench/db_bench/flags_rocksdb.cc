@@ -85,11 +85,6 @@ ABSL_FLAG(bool, lenient, false,
           "work than asked, never less), with a note; flags whose stand-in "
           "would flatter siftdb stay refused");
 
-// --- gflags ---
-ABSL_FLAG(std::string, undefok, "",
-          "gflags' list of flags that may be unknown: those that are not "
-          "db_bench flags are accepted and ignored");
-
 namespace siftdb::bench {
 namespace {
 
@@ -304,26 +299,6 @@ tools::ToolFlagsSpec DbBenchFlagsSpec(int argc, const char* const* argv) {
   for (const char* name : kIgnoredRocksDBFlags) spec.ignored.emplace_back(name);
   for (const auto& [name, why] : kRefusedRocksDBFlags) {
     spec.refused.emplace(name, why);
-  }
-  // --undefok=a,b (its last occurrence): names that are not ours join the
-  // ignored ones.
-  std::string undefok;
-  for (int i = 1; i < argc; i++) {
-    std::string_view arg = argv[i];
-    for (std::string_view prefix : {"--undefok=", "-undefok="}) {
-      if (absl::StartsWith(AsAbsl(arg), AsAbsl(prefix))) {
-        undefok = std::string(arg.substr(prefix.size()));
-      }
-    }
-  }
-  for (absl::string_view name : absl::StrSplit(undefok, ',')) {
-    name = absl::StripAsciiWhitespace(name);
-    if (name.empty() || spec.refused.count(std::string(name)) != 0) continue;
-    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    if (flag == nullptr ||
-        !absl::StrContains(flag->Filename(), "bench/db_bench/")) {
-      spec.ignored.emplace_back(name);
-    }
   }
   return spec;
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "siftdb/version.h"
 
 namespace siftdb::tools {
@@ -74,6 +75,10 @@ class Parser {
       }
       if (arg == "version") {
         *version = true;
+        continue;
+      }
+      if (arg == "undefok") {  // read by ParseToolFlags before this pass
+        if (!value && i + 1 < argc) ++i;
         continue;
       }
       std::string error = One(arg, value, argc, argv, &i);
@@ -185,9 +190,38 @@ std::string ToolHelpText(const ToolFlagsSpec& spec) {
   return text;
 }
 
-std::optional<ToolArgs> ParseToolFlags(const ToolFlagsSpec& spec, int argc,
-                                       const char* const* argv,
+// gflags' --undefok=a,b (its last occurrence): the names that are neither
+// the tool's flags nor refused are accepted and ignored, with the note.
+ToolFlagsSpec WithUndefok(const ToolFlagsSpec& spec, int argc,
+                          const char* const* argv) {
+  ToolFlagsSpec out = spec;
+  std::string list;
+  for (int i = 1; i < argc; i++) {
+    std::string_view arg = argv[i];
+    if (arg == "--") break;
+    for (std::string_view form : {"--undefok", "-undefok"}) {
+      if (arg == form && i + 1 < argc) list = argv[i + 1];
+      if (arg.size() > form.size() && arg.substr(0, form.size()) == form &&
+          arg[form.size()] == '=') {
+        list = std::string(arg.substr(form.size() + 1));
+      }
+    }
+  }
+  for (absl::string_view name : absl::StrSplit(list, ',')) {
+    name = absl::StripAsciiWhitespace(name);
+    if (name.empty() || spec.refused.count(std::string(name)) != 0) continue;
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr || !Belongs(spec, *flag)) {
+      out.ignored.emplace_back(name);
+    }
+  }
+  return out;
+}
+
+std::optional<ToolArgs> ParseToolFlags(const ToolFlagsSpec& given_spec,
+                                       int argc, const char* const* argv,
                                        int* exit_code) {
+  const ToolFlagsSpec spec = WithUndefok(given_spec, argc, argv);
   ToolArgs args;
   bool help = false;
   bool version = false;

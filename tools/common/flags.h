@@ -21,6 +21,9 @@
 //     taken: one line on stderr naming the flag and why; exit code 2.
 //   a flag in `ignored`: accepted, its value parsed nowhere, and named once
 //     on stderr as ignored.
+//   --undefok=a,b (gflags'): the names in it that are not the tool's flags
+//     are accepted and ignored like `ignored` (not an ABSL_FLAG: absl's
+//     own parser library defines one of that name).
 // Runtime failures after parsing are the tool's to report (exit code 1).
 //
 // Why not absl::ParseCommandLine: Debian 12's absl (20220623) exits 1 on
