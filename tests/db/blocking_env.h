@@ -6,15 +6,17 @@
 // and look at the DB meanwhile.
 //
 // Thread safety: every method is safe from any thread; Release() wakes
-// every held creation.
+// every held creation. (std::mutex, not absl::Mutex: Debian's libabsl is
+// not built for ThreadSanitizer, which would not see its locking.)
 
 #ifndef SIFTDB_TESTS_DB_BLOCKING_ENV_H_
 #define SIFTDB_TESTS_DB_BLOCKING_ENV_H_
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 
-#include "absl/synchronization/mutex.h"
 #include "tests/support/forwarding_env.h"
 
 namespace siftdb::test {
@@ -24,28 +26,30 @@ class BlockingTableEnv : public ForwardingEnv {
   // Tables created from now on, beyond the next `allowed`, wait until
   // Release().
   void BlockTablesAfter(int allowed) {
-    absl::MutexLock l(&mu_);
+    std::lock_guard<std::mutex> l(mu_);
     allowed_ = allowed;
     blocking_ = true;
   }
   void Release() {
-    absl::MutexLock l(&mu_);
-    blocking_ = false;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      blocking_ = false;
+    }
+    released_.notify_all();
   }
   // Tables creations waiting now.
   int waiting() {
-    absl::MutexLock l(&mu_);
+    std::lock_guard<std::mutex> l(mu_);
     return waiting_;
   }
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& f) override {
     if (f.size() > 4 && f.substr(f.size() - 4) == ".sst") {
-      absl::MutexLock l(&mu_);
+      std::unique_lock<std::mutex> l(mu_);
       if (blocking_ && allowed_-- <= 0) {
         waiting_++;
-        mu_.Await(absl::Condition(
-            +[](bool* blocking) { return !*blocking; }, &blocking_));
+        released_.wait(l, [this] { return !blocking_; });
         waiting_--;
       }
     }
@@ -53,10 +57,11 @@ class BlockingTableEnv : public ForwardingEnv {
   }
 
  private:
-  absl::Mutex mu_;
-  bool blocking_ ABSL_GUARDED_BY(mu_) = false;
-  int allowed_ ABSL_GUARDED_BY(mu_) = 0;
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  std::mutex mu_;
+  std::condition_variable released_;
+  bool blocking_ = false;  // guarded by mu_
+  int allowed_ = 0;        // guarded by mu_
+  int waiting_ = 0;        // guarded by mu_
 };
 
 }  // namespace siftdb::test
