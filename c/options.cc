@@ -178,6 +178,11 @@ void siftdb_options_set_free_compaction_inputs_early(siftdb_options_t* options,
   if (options != nullptr) options->rep.free_compaction_inputs_early = v != 0;
 }
 
+void siftdb_options_set_disable_auto_compactions(siftdb_options_t* options,
+                                                 uint8_t v) {
+  if (options != nullptr) options->rep.disable_auto_compactions = v != 0;
+}
+
 // ---- The Redis mirror ----
 
 void siftdb_options_set_remote_filter_mode(siftdb_options_t* options,

@@ -298,7 +298,11 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
   bool waited = false;  // a stall under way ends at a write that never waits
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
-    const int level0 = versions_->NumLevelFiles(0);
+    // Without automatic compactions nothing would ever lower level 0: its
+    // triggers do not apply.
+    const int level0 = options_.disable_auto_compactions
+                           ? 0
+                           : versions_->NumLevelFiles(0);
     if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
       // Near the stop trigger: yield 1 ms to the compaction once per write
       // rather than stopping for seconds later.

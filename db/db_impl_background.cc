@@ -19,7 +19,7 @@ bool DBImpl::HasBackgroundWork() const {
   if (!bg_error_.ok()) return false;
   return imm_ != nullptr || obsolete_files_pending_ ||
          (manual_compaction_ != nullptr && !manual_compaction_->done) ||
-         versions_->NeedsCompaction();
+         (!options_.disable_auto_compactions && versions_->NeedsCompaction());
 }
 
 void DBImpl::BackgroundThreadMain() {

@@ -140,6 +140,7 @@ void DBImpl::BackgroundCompaction() {
     manual->in_progress = true;
   } else {
     manual = nullptr;  // an automatic compaction
+    if (options_.disable_auto_compactions) return;
     reason = versions_->CompactionReason();
     c = versions_->PickCompaction();
     if (c == nullptr) return;

@@ -78,6 +78,7 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
       absl::StrFormat("%g", o.max_bytes_for_level_multiplier));
   add("max_subcompactions", num(o.max_subcompactions));
   add("free_compaction_inputs_early", flag(o.free_compaction_inputs_early));
+  add("disable_auto_compactions", flag(o.disable_auto_compactions));
 }
 
 void DescribeRemoteFilterOptions(const RemoteFilterOptions& r,

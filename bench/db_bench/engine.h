@@ -48,6 +48,9 @@ struct EngineConfig {
   // siftdb's Options::free_compaction_inputs_early (the others hold every
   // compaction input until the compaction ends).
   bool free_compaction_inputs_early = true;
+  // Options::disable_auto_compactions (siftdb's and RocksDB's): only
+  // explicit compactions run. LevelDB has no such switch and compacts.
+  bool disable_auto_compactions = false;
   // siftdb's Options::paranoid_file_checks: flush and compaction read every
   // entry of each output back before installing it (RocksDB keeps its
   // default, false; LevelDB has no such check).

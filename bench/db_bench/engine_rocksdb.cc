@@ -100,6 +100,7 @@ class RocksDBEngine final : public BenchEngine {
     options_.write_buffer_size = config.write_buffer_size;
     options_.target_file_size_base = config.max_file_size;
     options_.max_subcompactions = static_cast<uint32_t>(config.subcompactions);
+    options_.disable_auto_compactions = config.disable_auto_compactions;
     options_.max_bytes_for_level_base = uint64_t{10} << 20;
     options_.max_open_files = config.max_open_files;
     options_.compression =

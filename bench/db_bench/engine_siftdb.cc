@@ -96,6 +96,7 @@ class SiftdbEngine final : public BenchEngine {
     if (config.count_comparisons) options_.comparator = &comparator_;
     options_.max_subcompactions = config.subcompactions;
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;
+    options_.disable_auto_compactions = config.disable_auto_compactions;
     options_.paranoid_file_checks = config.paranoid_file_checks;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;
@@ -228,6 +229,9 @@ class SiftdbEngine final : public BenchEngine {
     std::optional<std::string> running =
         Property("siftdb.num-running-compactions");
     if (!pending.has_value() || !running.has_value()) return std::nullopt;
+    // Without automatic compactions a due one never starts: idle once
+    // nothing runs.
+    if (options_.disable_auto_compactions) return *running == "0";
     return *pending == "0" && *running == "0";
   }
 

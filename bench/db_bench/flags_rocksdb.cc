@@ -72,18 +72,17 @@ ABSL_FLAG(int64_t, keys_per_prefix, 0,
 ABSL_FLAG(bool, disable_wal, false,
           "false only (unless --lenient): siftdb writes every update to its "
           "log");
-ABSL_FLAG(bool, disable_auto_compactions, false,
-          "false only (unless --lenient): siftdb always compacts in the "
-          "background");
 ABSL_FLAG(bool, use_direct_reads, false,
           "false only: siftdb reads through the page cache (no O_DIRECT)");
 ABSL_FLAG(bool, use_direct_io_for_flush_and_compaction, false,
           "false only: siftdb writes through the page cache (no O_DIRECT)");
+ABSL_FLAG(bool, disable_auto_compactions, false,
+          "Options::disable_auto_compactions: only explicit compactions "
+          "(the compact benchmark) merge tables; LevelDB ignores it");
 ABSL_FLAG(bool, lenient, false,
-          "Accept --disable_wal=1 and --disable_auto_compactions=1, which "
-          "siftdb cannot honour, and run with its log and compactions (more "
-          "work than asked, never less), with a note; flags whose stand-in "
-          "would flatter siftdb stay refused");
+          "Accept --disable_wal=1, which siftdb cannot honour, and run with "
+          "its log (more work than asked, never less), with a note; flags "
+          "whose stand-in would flatter siftdb stay refused");
 
 namespace siftdb::bench {
 namespace {
@@ -199,16 +198,8 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
     c->notes.push_back(
         "--disable_wal=1: siftdb writes its log anyway (--lenient)");
   }
-  if (absl::GetFlag(FLAGS_disable_auto_compactions)) {
-    if (!lenient) {
-      return Refuse("--disable_auto_compactions=1",
-                    "siftdb cannot turn off background compaction "
-                    "(--lenient runs with it)");
-    }
-    c->notes.push_back(
-        "--disable_auto_compactions=1: siftdb compacts in the background "
-        "anyway (--lenient)");
-  }
+  c->engine.disable_auto_compactions =
+      absl::GetFlag(FLAGS_disable_auto_compactions);
   return absl::OkStatus();
 }
 

@@ -131,6 +131,9 @@ std::string FormatHeader(const BenchConfig& config,
     out += absl::StrFormat(
         "Duration:   %d s per benchmark (counts unbounded)\n", config.duration);
   }
+  if (e.disable_auto_compactions) {
+    out += "Compaction: automatic compactions off (LevelDB compacts anyway)\n";
+  }
   if (!e.free_compaction_inputs_early) {
     out += "Compaction: siftdb holds inputs until each compaction ends\n";
   }

@@ -343,6 +343,10 @@ SIFTDB_EXPORT void siftdb_options_set_max_subcompactions(
     siftdb_options_t* options, int n);
 SIFTDB_EXPORT void siftdb_options_set_free_compaction_inputs_early(
     siftdb_options_t* options, uint8_t v);
+// Nonzero: only siftdb_compact_range merges tables (and level 0 never
+// slows writes down).
+SIFTDB_EXPORT void siftdb_options_set_disable_auto_compactions(
+    siftdb_options_t* options, uint8_t v);
 
 // The Redis mirror of the filters (docs/redis_mirror.md); off by default.
 // Values of siftdb_options_set_remote_filter_mode:

@@ -172,6 +172,13 @@ struct SIFTDB_EXPORT Options {
   // kept until the end. Applies to compactions merged by one thread (see
   // max_subcompactions). docs/compaction.md, "Freeing inputs early".
   bool free_compaction_inputs_early = true;
+  // When true, no compaction starts on its own: only CompactRange (and
+  // ldb compact) merge tables, so a bulk load can write many level-0
+  // tables and merge them once at its end (RocksDB's option and name).
+  // Writes then never slow down or stop for level-0 file counts (nothing
+  // would ever lower them); they still wait for a full MemTable's flush.
+  // Reads get slower as level 0 grows. Default false.
+  bool disable_auto_compactions = false;
 
   // --- Redis mirror of the filters (off by default) ---
   RemoteFilterOptions remote_filter;

@@ -168,6 +168,7 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_max_bytes_for_level_multiplier(o, 8);
   siftdb_options_set_max_subcompactions(o, 2);
   siftdb_options_set_free_compaction_inputs_early(o, 1);
+  siftdb_options_set_disable_auto_compactions(o, 0);
   // The mirror's settings, with the mirror left off.
   siftdb_options_add_remote_filter_endpoint(o, "127.0.0.1:1");
   siftdb_options_clear_remote_filter_endpoints(o);
