@@ -12,9 +12,11 @@
 #include "db/db_iter.h"
 #include "db/filename.h"
 #include "db/info_log.h"
+#include "db/prefix_iterator.h"
 #include "db/write_batch_internal.h"
 #include "filter/filter_hash.h"
 #include "siftdb/filter_policy.h"
+#include "siftdb/slice_transform.h"
 #include "table/merging_iterator.h"
 
 namespace siftdb {
@@ -83,6 +85,8 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
   table_options_.block_restart_interval = options_.block_restart_interval;
   table_options_.compression = options_.compression;
   table_options_.filter_policy = filter_policy_;
+  table_options_.prefix_extractor = options_.prefix_extractor;
+  table_options_.whole_key_filtering = options_.whole_key_filtering;
   table_options_.block_cache =
       block_cache_ != nullptr ? CacheAccess::Get(*block_cache_) : nullptr;
   table_options_.statistics = &stats_;
@@ -300,9 +304,8 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
     if (!bg_error_.ok()) return bg_error_;
     // Without automatic compactions nothing would ever lower level 0: its
     // triggers do not apply.
-    const int level0 = options_.disable_auto_compactions
-                           ? 0
-                           : versions_->NumLevelFiles(0);
+    const int level0 =
+        options_.disable_auto_compactions ? 0 : versions_->NumLevelFiles(0);
     if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
       // Near the stop trigger: yield 1 ms to the compaction once per write
       // rather than stopping for seconds later.
@@ -485,6 +488,12 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   // Every source's filter, so that a seek to a key that exists reads only
   // the sources that may hold it (see NewProbingMergingIterator).
   std::vector<ChildProbe> probes;
+  // Prefix seeks: every source's prefix filter (docs/prefix_filters.md).
+  const SliceTransform* extractor = options_.prefix_extractor.get();
+  SeekPrefix seek_prefix = PrefixOfSeeks(options);
+  std::vector<ChildPrefixProbe> prefix_probes;
+  std::vector<ChildPrefixProbe>* prefix_probes_out =
+      seek_prefix != nullptr ? &prefix_probes : nullptr;
   const ReadState state = AcquireReadState(options);
   // Newest first, so entries of equal internal key (impossible in
   // practice) would favor the newest source. The read state's references
@@ -495,13 +504,40 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     probes.emplace_back([mem](std::string_view target) {
       return mem->UserKeyMayMatch(ExtractUserKey(target));
     });
+    if (prefix_probes_out != nullptr) {
+      prefix_probes.emplace_back(
+          [mem](std::string_view /*target*/, std::string_view prefix) {
+            return mem->PrefixMayMatch(prefix);
+          });
+    }
   }
-  state.current->AddIterators(options, &children, &probes);
+  state.current->AddIterators(options, &children, &probes, prefix_probes_out,
+                              extractor);
   std::unique_ptr<Iterator> internal = NewProbingMergingIterator(
-      &internal_comparator_, std::move(children), std::move(probes));
+      &internal_comparator_, std::move(children), std::move(probes),
+      std::move(seek_prefix), std::move(prefix_probes));
   internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
-  return NewDBIterator(options_.comparator, std::move(internal),
-                       state.sequence);
+  std::unique_ptr<Iterator> db_iter =
+      NewDBIterator(options_.comparator, std::move(internal), state.sequence);
+  if (extractor != nullptr && options.prefix_same_as_start &&
+      !options.total_order_seek) {
+    return NewPrefixSameAsStartIterator(extractor, std::move(db_iter));
+  }
+  return db_iter;
+}
+
+SeekPrefix DBImpl::PrefixOfSeeks(const ReadOptions& options) const {
+  const SliceTransform* extractor = options_.prefix_extractor.get();
+  if (extractor == nullptr || options.total_order_seek) return nullptr;
+  if (options.prefix_same_as_start) {
+    return [extractor](
+               std::string_view target) -> std::optional<std::string_view> {
+      const std::string_view user_key = ExtractUserKey(target);
+      if (!extractor->InDomain(user_key)) return std::nullopt;
+      return extractor->Transform(user_key);
+    };
+  }
+  return nullptr;
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

@@ -94,6 +94,11 @@ class DBImpl : public DB {
   friend class DB;
   struct Writer;
 
+  // The prefix every entry an iterator with these options reads after a
+  // Seek has (for NewProbingMergingIterator), or null when its seeks are
+  // total-order.
+  SeekPrefix PrefixOfSeeks(const ReadOptions& options) const;
+
   // --- Open and recovery (db_impl_open.cc) ---
   absl::Status NewDB();
   // DataLoss if the directory holds tables, logs or a later MANIFEST

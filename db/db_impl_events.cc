@@ -17,6 +17,7 @@
 #include "siftdb/cache.h"
 #include "siftdb/comparator.h"
 #include "siftdb/filter_policy.h"
+#include "siftdb/slice_transform.h"
 
 namespace siftdb {
 namespace {
@@ -68,6 +69,10 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
   add("compression", CompressionName(o.compression));
   add("filter_bits_per_key", absl::StrFormat("%g", o.filter_bits_per_key));
   add("filter_policy", filter_name);
+  add("prefix_extractor", o.prefix_extractor != nullptr
+                              ? std::string(o.prefix_extractor->Name())
+                              : std::string("none"));
+  add("whole_key_filtering", flag(o.whole_key_filtering));
   add("max_file_size", num(o.max_file_size));
   add("level0_file_num_compaction_trigger",
       num(o.level0_file_num_compaction_trigger));

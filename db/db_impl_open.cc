@@ -225,7 +225,8 @@ absl::Status DBImpl::NewDB() {
 MemTable* DBImpl::NewMemTable() const {
   const double bytes = static_cast<double>(options_.write_buffer_size) *
                        options_.memtable_filter_ratio;
-  return new MemTable(internal_comparator_, static_cast<size_t>(bytes));
+  return new MemTable(internal_comparator_, static_cast<size_t>(bytes),
+                      options_.prefix_extractor.get());
 }
 
 absl::Status DBImpl::NewLogFile(uint64_t number) {

@@ -21,13 +21,20 @@ std::string_view GetLengthPrefixed(const char* p) {
 
 }  // namespace
 
-MemTable::MemTable(const InternalKeyComparator& comparator, size_t filter_bytes)
+MemTable::MemTable(const InternalKeyComparator& comparator, size_t filter_bytes,
+                   const SliceTransform* prefix_extractor)
     : comparator_(comparator),
       table_(comparator_, &arena_),
-      filter_(filter_bytes) {}
+      filter_(filter_bytes),
+      prefix_extractor_(prefix_extractor) {}
 
 bool MemTable::UserKeyMayMatch(std::string_view user_key) const {
   return filter_.MayMatch(FilterKeyHash(user_key));
+}
+
+bool MemTable::PrefixMayMatch(std::string_view prefix) const {
+  if (prefix_extractor_ == nullptr) return true;
+  return filter_.MayMatch(FilterKeyHash(prefix));
 }
 
 size_t MemTable::ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
@@ -86,6 +93,9 @@ void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
   if (!value.empty()) std::memcpy(p, value.data(), value.size());
   // The filter first: a reader that finds the entry must find its bits.
   filter_.Add(FilterKeyHash(user_key));
+  if (prefix_extractor_ != nullptr && prefix_extractor_->InDomain(user_key)) {
+    filter_.Add(FilterKeyHash(prefix_extractor_->Transform(user_key)));
+  }
   table_.Insert(buf);
   num_entries_++;
 }

@@ -28,6 +28,7 @@
 #include "db/skiplist.h"
 #include "filter/concurrent_bloom.h"
 #include "siftdb/iterator.h"
+#include "siftdb/slice_transform.h"
 #include "table/internal_key.h"
 #include "util/arena.h"
 
@@ -37,9 +38,12 @@ class MemTable {
  public:
   // filter_bytes: size of the Bloom filter over the user keys added, which
   // lets Get and UserKeyMayMatch answer "absent" without a skiplist search;
-  // 0 disables it (always "may match").
+  // 0 disables it (always "may match"). prefix_extractor (not owned; must
+  // outlive the MemTable; null: none): the filter also holds the prefix of
+  // every user key in its domain, for PrefixMayMatch.
   explicit MemTable(const InternalKeyComparator& comparator,
-                    size_t filter_bytes = 0);
+                    size_t filter_bytes = 0,
+                    const SliceTransform* prefix_extractor = nullptr);
   MemTable(const MemTable&) = delete;
   MemTable& operator=(const MemTable&) = delete;
 
@@ -74,6 +78,10 @@ class MemTable {
   // False only when no entry for user_key was added before this call
   // (see filter/concurrent_bloom.h for the ordering this relies on).
   bool UserKeyMayMatch(std::string_view user_key) const;
+  // False only when no user key added before this call has `prefix` as
+  // its prefix under the constructor's extractor (always true without
+  // one).
+  bool PrefixMayMatch(std::string_view prefix) const;
 
   // Number of entries added.
   size_t NumEntries() const { return num_entries_; }
@@ -96,6 +104,7 @@ class MemTable {
   Arena arena_;
   Table table_;
   ConcurrentBloom filter_;  // over the user keys of every entry
+  const SliceTransform* const prefix_extractor_;  // and their prefixes
 };
 
 }  // namespace siftdb

@@ -176,6 +176,8 @@ class Repairer {
         : options.filter_bits_per_key > 0
             ? NewBloomFilterPolicy(options.filter_bits_per_key)
             : nullptr;
+    table_options_.prefix_extractor = options.prefix_extractor;
+    table_options_.whole_key_filtering = options.whole_key_filtering;
   }
 
   absl::Status Run() {

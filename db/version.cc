@@ -169,7 +169,9 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
 
 void Version::AddIterators(const ReadOptions& options,
                            std::vector<std::unique_ptr<Iterator>>* iters,
-                           std::vector<ChildProbe>* probes) {
+                           std::vector<ChildProbe>* probes,
+                           std::vector<ChildPrefixProbe>* prefix_probes,
+                           const SliceTransform* extractor) {
   // Level-0 tables overlap: one iterator each. A deeper level is one sorted
   // run: one iterator that opens its tables as it reaches them.
   for (FileMetaData* f : files_[0]) {
@@ -185,6 +187,15 @@ void Version::AddIterators(const ReadOptions& options,
         return table->UserKeyMayMatch(ExtractUserKey(target), nullptr);
       });
     }
+    if (prefix_probes == nullptr) continue;
+    if (table == nullptr) {
+      prefix_probes->emplace_back();
+    } else {
+      prefix_probes->emplace_back(
+          [table](std::string_view /*target*/, std::string_view prefix) {
+            return table->PrefixMayMatch(prefix);
+          });
+    }
   }
   for (int level = 1; level < kNumLevels; level++) {
     if (files_[level].empty()) continue;
@@ -195,7 +206,48 @@ void Version::AddIterators(const ReadOptions& options,
         return LevelMayHoldUserKey(level, target);
       });
     }
+    if (prefix_probes != nullptr) {
+      prefix_probes->emplace_back(
+          [this, level, extractor](std::string_view target,
+                                   std::string_view prefix) {
+            return LevelMayHoldPrefix(level, target, prefix, extractor);
+          });
+    }
   }
+}
+
+bool Version::LevelMayHoldPrefix(int level, std::string_view target,
+                                 std::string_view prefix,
+                                 const SliceTransform* extractor) {
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::vector<FileMetaData*>& files = files_[level];
+  auto of_prefix = [&](std::string_view user_key) {
+    return extractor->InDomain(user_key) &&
+           extractor->Transform(user_key) == prefix;
+  };
+  // The prefix's keys form one contiguous range of the key order, and
+  // target's user key is in it: from the first table whose largest key
+  // reaches target, walk while the range may go on.
+  const std::string_view target_user_key = ExtractUserKey(target);
+  for (size_t i = FindFile(*icmp_, files, target); i < files.size(); i++) {
+    const FileMetaData* f = files[i];
+    const std::string_view smallest = ExtractUserKey(f->smallest);
+    // A table starting past the prefix's range holds none of it, nor does
+    // any later one.
+    if (!of_prefix(smallest) && ucmp->Compare(smallest, target_user_key) > 0) {
+      return false;
+    }
+    bool may_match = true;  // a table that fails to open: let the seek say
+    table_cache_
+        ->WithTable(
+            f->number, f->file_size,
+            [&](const Table& t) { may_match = t.PrefixMayMatch(prefix); })
+        .IgnoreError();
+    if (may_match) return true;
+    // The range ends inside this table: no later table holds any of it.
+    if (!of_prefix(ExtractUserKey(f->largest))) return false;
+  }
+  return false;
 }
 
 bool Version::LevelMayHoldUserKey(int level, std::string_view internal_key) {

@@ -25,6 +25,7 @@
 #include "db/version_edit.h"
 #include "siftdb/iterator.h"
 #include "siftdb/options.h"
+#include "siftdb/slice_transform.h"
 #include "table/merging_iterator.h"
 
 namespace siftdb {
@@ -50,9 +51,14 @@ class Version {
   // filter; for a deeper level, the filter of the one table that could
   // hold the key), for NewProbingMergingIterator. The probes use this
   // Version: the caller's reference must outlive them.
+  // When prefix_probes is non-null too, also appends one ChildPrefixProbe
+  // per iterator (each table's prefix filter under `extractor`; for a
+  // deeper level, LevelMayHoldPrefix).
   void AddIterators(const ReadOptions& options,
                     std::vector<std::unique_ptr<Iterator>>* iters,
-                    std::vector<ChildProbe>* probes = nullptr);
+                    std::vector<ChildProbe>* probes = nullptr,
+                    std::vector<ChildPrefixProbe>* prefix_probes = nullptr,
+                    const SliceTransform* extractor = nullptr);
 
   void Ref();
   void Unref();
@@ -82,6 +88,12 @@ class Version {
   // user key of internal_key: the key is outside every table's range or
   // the filter of the table whose range holds it says no.
   bool LevelMayHoldUserKey(int level, std::string_view internal_key);
+  // False only when no table of `level` holds an entry at or after the
+  // internal key target whose user key has `prefix` (target's own prefix
+  // under extractor).
+  bool LevelMayHoldPrefix(int level, std::string_view target,
+                          std::string_view prefix,
+                          const SliceTransform* extractor);
 
   friend class Compaction;
   friend class VersionSet;

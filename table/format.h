@@ -48,6 +48,11 @@ inline constexpr uint32_t kTableFormatVersion = 1;
 inline constexpr size_t kBlockTrailerSize = 5;
 // Metaindex keys: "filter.<policy name>" and "properties".
 inline constexpr char kFilterMetaPrefix[] = "filter.";
+// Put before the policy name of a filter that holds prefixes only (no
+// whole keys), in the metaindex key and the filter.policy property alike.
+// Persisted: never change. A reader that does not know it finds no policy
+// of the tagged name and answers "may match" for every key.
+inline constexpr char kPrefixOnlyFilterTag[] = "prefixonly.";
 inline constexpr char kPropertiesMetaKey[] = "properties";
 
 // Where a block lives in the file. Encoded as varint64 offset, varint64 size.

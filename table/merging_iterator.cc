@@ -22,13 +22,17 @@ class MergingIterator final : public Iterator {
   MergingIterator(const Comparator* comparator,
                   const Comparator* user_comparator,
                   std::vector<std::unique_ptr<Iterator>> children,
-                  std::vector<ChildProbe> probes)
+                  std::vector<ChildProbe> probes, SeekPrefix seek_prefix,
+                  std::vector<ChildPrefixProbe> prefix_probes)
       : comparator_(comparator),
         user_comparator_(user_comparator),
-        probes_(std::move(probes)) {
+        probes_(std::move(probes)),
+        seek_prefix_(std::move(seek_prefix)),
+        prefix_probes_(std::move(prefix_probes)) {
     children_.reserve(children.size());
     for (auto& child : children) children_.emplace_back(std::move(child));
-    deferred_.assign(probes_.empty() ? 0 : children_.size(), 0);
+    const bool probing = !probes_.empty() || !prefix_probes_.empty();
+    deferred_.assign(probing ? children_.size() : 0, kPositioned);
   }
 
   bool Valid() const override { return current_ != nullptr; }
@@ -63,9 +67,16 @@ class MergingIterator final : public Iterator {
   void Seek(std::string_view target) override {
     if (!status_.ok()) return;
     ClearDeferred();
+    std::optional<std::string_view> prefix;
+    if (seek_prefix_ != nullptr) prefix = seek_prefix_(target);
     for (size_t i = 0; i < children_.size(); i++) {
-      if (!probes_.empty() && probes_[i] != nullptr && !probes_[i](target)) {
-        deferred_[i] = 1;
+      if (prefix.has_value() && !prefix_probes_.empty() &&
+          prefix_probes_[i] != nullptr && !prefix_probes_[i](target, *prefix)) {
+        deferred_[i] = kLeftOut;
+        num_left_out_++;
+      } else if (!probes_.empty() && probes_[i] != nullptr &&
+                 !probes_[i](target)) {
+        deferred_[i] = kDeferred;
         num_deferred_++;
       } else {
         children_[i].Seek(target);
@@ -149,19 +160,23 @@ class MergingIterator final : public Iterator {
   enum Direction { kForward, kReverse };
 
   void ClearDeferred() {
-    if (num_deferred_ == 0) return;
-    std::fill(deferred_.begin(), deferred_.end(), 0);
+    if (num_deferred_ == 0 && num_left_out_ == 0) return;
+    std::fill(deferred_.begin(), deferred_.end(), kPositioned);
     num_deferred_ = 0;
+    num_left_out_ = 0;
   }
 
   // Positions the deferred children at deferred_target_ and rebuilds the
   // heap (current_ stays the top: every deferred child's entry is larger).
-  // False (and the iterator failed) on a child error.
+  // Children left out of a prefix seek stay out. False (and the iterator
+  // failed) on a child error.
   bool ResolveDeferred() {
     for (size_t i = 0; i < children_.size(); i++) {
-      if (deferred_[i]) children_[i].Seek(deferred_target_);
+      if (deferred_[i] != kDeferred) continue;
+      children_[i].Seek(deferred_target_);
+      deferred_[i] = kPositioned;
     }
-    ClearDeferred();
+    num_deferred_ = 0;
     if (!CheckAllChildren()) return false;
     BuildHeap();
     return true;
@@ -217,7 +232,7 @@ class MergingIterator final : public Iterator {
   void BuildHeap() {
     heap_.clear();
     for (size_t i = 0; i < children_.size(); i++) {
-      if (num_deferred_ > 0 && deferred_[i]) continue;
+      if (!deferred_.empty() && deferred_[i] != kPositioned) continue;
       if (children_[i].Valid()) heap_.push_back(&children_[i]);
     }
     for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
@@ -244,10 +259,20 @@ class MergingIterator final : public Iterator {
   std::vector<IteratorWrapper> children_;
   // Empty, or one per child (a null probe: always position the child).
   const std::vector<ChildProbe> probes_;
-  // Per child: 1 when Seek left it unpositioned (its probe said no); its
-  // wrapper's state is stale and it is not in heap_. Sized like probes_.
+  // Prefix seeks: see NewProbingMergingIterator (null and empty: none).
+  const SeekPrefix seek_prefix_;
+  const std::vector<ChildPrefixProbe> prefix_probes_;
+  // Per child, when probing (else empty): whether the last Seek positioned
+  // it. A deferred or left-out child's wrapper state is stale and it is not
+  // in heap_.
+  enum ChildState : uint8_t {
+    kPositioned = 0,
+    kDeferred = 1,  // its probe said no; positioned once the merge moves on
+    kLeftOut = 2,   // its prefix probe said no; out until the next Seek
+  };
   std::vector<uint8_t> deferred_;
   size_t num_deferred_ = 0;
+  size_t num_left_out_ = 0;
   std::string deferred_target_;  // the Seek target deferred children await
   // Valid children, a binary heap in direction_'s order (top first).
   std::vector<IteratorWrapper*> heap_;
@@ -268,30 +293,48 @@ std::unique_ptr<Iterator> NewMergingIterator(
   if (present.empty()) return NewEmptyIterator();
   if (present.size() == 1) return std::move(present[0]);
   return std::make_unique<MergingIterator>(
-      comparator, nullptr, std::move(present), std::vector<ChildProbe>());
+      comparator, nullptr, std::move(present), std::vector<ChildProbe>(),
+      nullptr, std::vector<ChildPrefixProbe>());
 }
 
 std::unique_ptr<Iterator> NewProbingMergingIterator(
     const InternalKeyComparator* comparator,
     std::vector<std::unique_ptr<Iterator>> children,
     std::vector<ChildProbe> probes) {
-  if (probes.size() != children.size()) {
-    return NewErrorIterator(absl::InternalError(
-        absl::StrFormat("merging iterator: %d probes for %d children",
-                        probes.size(), children.size())));
+  return NewProbingMergingIterator(comparator, std::move(children),
+                                   std::move(probes), nullptr,
+                                   std::vector<ChildPrefixProbe>());
+}
+
+std::unique_ptr<Iterator> NewProbingMergingIterator(
+    const InternalKeyComparator* comparator,
+    std::vector<std::unique_ptr<Iterator>> children,
+    std::vector<ChildProbe> probes, SeekPrefix seek_prefix,
+    std::vector<ChildPrefixProbe> prefix_probes) {
+  const bool prefix_seeks = seek_prefix != nullptr;
+  if (probes.size() != children.size() ||
+      (prefix_seeks && prefix_probes.size() != children.size())) {
+    return NewErrorIterator(absl::InternalError(absl::StrFormat(
+        "merging iterator: %d probes and %d prefix probes for %d children",
+        probes.size(), prefix_probes.size(), children.size())));
   }
   std::vector<std::unique_ptr<Iterator>> present;
   std::vector<ChildProbe> present_probes;
+  std::vector<ChildPrefixProbe> present_prefix_probes;
   for (size_t i = 0; i < children.size(); i++) {
     if (children[i] == nullptr) continue;
     present.push_back(std::move(children[i]));
     present_probes.push_back(std::move(probes[i]));
+    if (prefix_seeks)
+      present_prefix_probes.push_back(std::move(prefix_probes[i]));
   }
   if (present.empty()) return NewEmptyIterator();
-  if (present.size() == 1) return std::move(present[0]);
+  // One child needs no merge, unless a prefix seek may leave it out.
+  if (present.size() == 1 && !prefix_seeks) return std::move(present[0]);
   return std::make_unique<MergingIterator>(
       comparator, comparator->user_comparator(), std::move(present),
-      std::move(present_probes));
+      std::move(present_probes), std::move(seek_prefix),
+      std::move(present_prefix_probes));
 }
 
 }  // namespace siftdb

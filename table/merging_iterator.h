@@ -27,6 +27,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +62,29 @@ std::unique_ptr<Iterator> NewProbingMergingIterator(
     const InternalKeyComparator* comparator,
     std::vector<std::unique_ptr<Iterator>> children,
     std::vector<ChildProbe> probes);
+
+// Prefix seeks. SeekPrefix(target) returns the prefix that every entry the
+// caller will read after Seek(target) has (a view into target), or nullopt
+// when the caller may read past it (a total-order seek). A ChildPrefixProbe
+// (target, prefix) is false only when the child certainly holds no entry at
+// or after target whose user key has that prefix.
+using SeekPrefix =
+    std::function<std::optional<std::string_view>(std::string_view target)>;
+using ChildPrefixProbe =
+    std::function<bool(std::string_view target, std::string_view prefix)>;
+
+// As above, and on a Seek whose SeekPrefix is set, the children whose
+// prefix probe says no are left out until the next Seek, SeekToFirst,
+// SeekToLast or change of direction (Prev), which repositions every
+// child. Moving forward, the merge then differs from a plain one only
+// past the prefix's entries, which the caller promised not to use: it
+// must stop at the first entry outside the prefix. prefix_probes: one per
+// child (null: never left out).
+std::unique_ptr<Iterator> NewProbingMergingIterator(
+    const InternalKeyComparator* comparator,
+    std::vector<std::unique_ptr<Iterator>> children,
+    std::vector<ChildProbe> probes, SeekPrefix seek_prefix,
+    std::vector<ChildPrefixProbe> prefix_probes);
 
 }  // namespace siftdb
 

@@ -232,9 +232,19 @@ absl::Status Table::LoadFilter(std::string_view name,
     std::memset(filter_.get() + filter_size_, 0, alloc - filter_size_);
   }
   filter_policy_name_.assign(name.data(), name.size());
+  // A prefix-only filter: the same policy's encoding, under a tagged name.
+  std::string_view policy_name = name;
+  if (policy_name.starts_with(kPrefixOnlyFilterTag)) {
+    policy_name.remove_prefix(std::strlen(kPrefixOnlyFilterTag));
+    filter_whole_keys_ = false;
+  }
+  filter_prefixes_usable_ =
+      options_.prefix_extractor != nullptr &&
+      !props_.filter_prefix_extractor.empty() &&
+      props_.filter_prefix_extractor == options_.prefix_extractor->Name();
 
   if (options_.filter_policy != nullptr &&
-      name == options_.filter_policy->Name()) {
+      policy_name == options_.filter_policy->Name()) {
     filter_policy_ = options_.filter_policy;
     hash_compatible_ = true;
   } else {
@@ -242,7 +252,7 @@ absl::Status Table::LoadFilter(std::string_view name,
     // describe themselves); pass a valid value when the property is absent.
     const double bits =
         props_.filter_bits_per_key > 0 ? props_.filter_bits_per_key : 10.0;
-    auto policy = FilterPolicyFromName(name, bits);
+    auto policy = FilterPolicyFromName(policy_name, bits);
     // An unknown policy leaves filter_policy_ null: every probe is "maybe".
     if (policy.ok()) filter_policy_ = std::move(*policy);
   }
@@ -393,10 +403,26 @@ std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
 bool Table::UserKeyMayMatch(std::string_view user_key,
                             const uint64_t* user_key_hash) const {
   if (filter_policy_name_.empty() || filter_policy_ == nullptr) return true;
+  if (!filter_whole_keys_) {
+    // Prefixes only: the key's prefix stands in for the key.
+    const SliceTransform* extractor = options_.prefix_extractor.get();
+    if (!filter_prefixes_usable_ || !extractor->InDomain(user_key)) {
+      return true;
+    }
+    return filter_reader_.KeyMayMatch(extractor->Transform(user_key));
+  }
   if (user_key_hash != nullptr && hash_compatible_) {
     return filter_reader_.HashMayMatch(*user_key_hash);
   }
   return filter_reader_.KeyMayMatch(user_key);
+}
+
+bool Table::PrefixMayMatch(std::string_view prefix) const {
+  if (!filter_prefixes_usable_ || filter_policy_ == nullptr) return true;
+  Record(options_.statistics, Ticker::kPrefixFilterChecks);
+  if (filter_reader_.KeyMayMatch(prefix)) return true;
+  Record(options_.statistics, Ticker::kPrefixFilterNegatives);
+  return false;
 }
 
 absl::Status Table::InternalGet(

@@ -74,10 +74,19 @@ class Table {
       absl::FunctionRef<void(std::string_view, std::string_view)> found) const;
 
   // The filter alone: false only when user_key is certainly absent. True
-  // when the table has no filter or one no known policy can read. Records
+  // when the table has no filter or one no known policy can read. A
+  // prefix-only filter is probed with the key's prefix when the table was
+  // built under TableOptions::prefix_extractor's name (else: true). Records
   // no statistics.
   bool UserKeyMayMatch(std::string_view user_key,
                        const uint64_t* user_key_hash) const;
+
+  // False only when no user key of the table has `prefix` as its prefix
+  // under TableOptions::prefix_extractor. True whenever the table's filter
+  // holds no prefixes of that extractor's name (built without one, or with
+  // another), or cannot be read. Counts kPrefixFilterChecks and
+  // kPrefixFilterNegatives for the probes it makes.
+  bool PrefixMayMatch(std::string_view prefix) const;
 
   // Approximate file offset where the data for internal_key begins (or
   // would begin); the end of the data blocks for keys past the last.
@@ -170,6 +179,11 @@ class Table {
   // True when filter_policy_ is TableOptions::filter_policy (same Name()),
   // so a caller's precomputed hash is valid for it.
   bool hash_compatible_ = false;
+  // Whether the filter holds whole user keys (false: prefixes only).
+  bool filter_whole_keys_ = true;
+  // Whether the filter holds prefixes of TableOptions::prefix_extractor
+  // (the table records that extractor's name).
+  bool filter_prefixes_usable_ = false;
 };
 
 }  // namespace siftdb

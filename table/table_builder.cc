@@ -24,6 +24,16 @@ TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
     filter_builder_ = options_.filter_policy->NewBuilder();
     props_.filter_policy_name = options_.filter_policy->Name();
     props_.filter_bits_per_key = options_.filter_policy->BitsPerKey();
+    if (options_.prefix_extractor != nullptr) {
+      prefix_extractor_ = options_.prefix_extractor.get();
+      props_.filter_prefix_extractor = prefix_extractor_->Name();
+      filter_whole_keys_ = options_.whole_key_filtering;
+      // A prefix-only filter must never be probed for whole keys: readers
+      // that do not know the tag find no policy of that name.
+      if (!filter_whole_keys_) {
+        props_.filter_policy_name.insert(0, kPrefixOnlyFilterTag);
+      }
+    }
   }
   props_.comparator_name = comparator_.user_comparator()->Name();
   props_.compression_name = CompressionTypeName(options_.compression);
@@ -31,6 +41,20 @@ TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
 }
 
 TableBuilder::~TableBuilder() = default;
+
+void TableBuilder::AddToFilter(std::string_view user_key) {
+  if (filter_whole_keys_) filter_builder_->AddKey(user_key);
+  if (prefix_extractor_ == nullptr || !prefix_extractor_->InDomain(user_key)) {
+    return;
+  }
+  // Keys arrive sorted and a prefix's keys are contiguous: each prefix is
+  // added once, when it first appears.
+  const std::string_view prefix = prefix_extractor_->Transform(user_key);
+  if (have_last_prefix_ && prefix == last_prefix_) return;
+  filter_builder_->AddKey(prefix);
+  last_prefix_.assign(prefix.data(), prefix.size());
+  have_last_prefix_ = true;
+}
 
 void TableBuilder::Add(std::string_view key, std::string_view value) {
   if (!status_.ok() || closed_) return;
@@ -54,7 +78,7 @@ void TableBuilder::Add(std::string_view key, std::string_view value) {
   // are the only duplicates, since keys arrive sorted).
   if (filter_builder_ != nullptr &&
       (first || ExtractUserKey(last_key_) != parsed.user_key)) {
-    filter_builder_->AddKey(parsed.user_key);
+    AddToFilter(parsed.user_key);
   }
 
   if (pending_index_entry_) {

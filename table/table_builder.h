@@ -66,6 +66,9 @@ class TableBuilder {
  private:
   // Ends the current data block (when non-empty) and writes it.
   void Flush();
+  // Adds a new user key's filter entries: the key (unless prefix-only)
+  // and its prefix (when new and in the extractor's domain).
+  void AddToFilter(std::string_view user_key);
   // Finishes `block`, compresses it as configured, writes it, resets it.
   void WriteBlock(BlockBuilder* block, BlockHandle* handle);
   void WriteRawBlock(std::string_view contents, CompressionType type,
@@ -87,6 +90,12 @@ class TableBuilder {
   BlockHandle pending_handle_;
 
   std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null: no filter
+  // With a filter: whether it holds whole user keys, and the extractor
+  // whose prefixes it holds (null: none).
+  bool filter_whole_keys_ = true;
+  const SliceTransform* prefix_extractor_ = nullptr;
+  std::string last_prefix_;  // the prefix added last
+  bool have_last_prefix_ = false;
   std::string compressed_;  // scratch for snappy output
   TableProperties props_;
 };

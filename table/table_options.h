@@ -17,6 +17,7 @@
 #include "siftdb/comparator.h"
 #include "siftdb/filter_policy.h"
 #include "siftdb/options.h"
+#include "siftdb/slice_transform.h"
 #include "util/cache.h"
 #include "util/statistics.h"
 
@@ -38,6 +39,16 @@ struct TableOptions {
   // filter. When reading, a table's filter is interpreted by this policy
   // when the names match, otherwise by FilterPolicyFromName().
   std::shared_ptr<const FilterPolicy> filter_policy;
+  // When set (and filter_policy too), the filter also holds the prefix of
+  // every user key in the extractor's domain, and the table records the
+  // extractor's Name(). When reading, only a table recorded under this
+  // extractor's name answers prefix probes; any other answers "may match".
+  std::shared_ptr<const SliceTransform> prefix_extractor;
+  // Whether the filter holds whole user keys. false (only honoured with a
+  // prefix_extractor): prefixes only, and the filter is stored under the
+  // name kPrefixOnlyFilterTag + policy name, which readers that do not
+  // know the tag cannot decode, so they answer "may match".
+  bool whole_key_filtering = true;
   // Cache of uncompressed data blocks (possibly shared with other DBs; each
   // table prefixes its keys with its own ShardedCache::NewId()). null: no
   // caching.

@@ -57,6 +57,7 @@ constexpr StringProperty kStringProperties[] = {
     {pn::kComparator, &TableProperties::comparator_name},
     {pn::kCompression, &TableProperties::compression_name},
     {pn::kFilterPolicy, &TableProperties::filter_policy_name},
+    {pn::kFilterPrefixExtractor, &TableProperties::filter_prefix_extractor},
     {pn::kLargestKey, &TableProperties::largest_key},
     {pn::kSmallestKey, &TableProperties::smallest_key},
 };
@@ -70,6 +71,12 @@ std::vector<std::pair<std::string, std::string>> EncodeTableProperties(
     out.emplace_back(p.name, VarintValue(props.*(p.field)));
   }
   for (const StringProperty& p : kStringProperties) {
+    // Tables without prefixes in their filter keep the layout they had
+    // before prefix extractors existed.
+    if (p.field == &TableProperties::filter_prefix_extractor &&
+        props.filter_prefix_extractor.empty()) {
+      continue;
+    }
     out.emplace_back(p.name, props.*(p.field));
   }
   out.emplace_back(pn::kFilterBitsPerKey,
@@ -150,6 +157,9 @@ std::string TablePropertiesToString(const TableProperties& props) {
   line(pn::kComparator, props.comparator_name);
   line(pn::kCompression, props.compression_name);
   line(pn::kFilterPolicy, props.filter_policy_name);
+  if (!props.filter_prefix_extractor.empty()) {
+    line(pn::kFilterPrefixExtractor, props.filter_prefix_extractor);
+  }
   line(pn::kFilterBitsPerKey, absl::StrFormat("%g", props.filter_bits_per_key));
   line(pn::kFormatVersion, absl::StrFormat("%d", props.format_version));
   if (props.has_input_files) {

@@ -42,6 +42,9 @@ struct TableProperties {
   std::string filter_policy_name;
   double filter_bits_per_key = 0;
   uint64_t filter_num_keys = 0;
+  // Name of the prefix extractor whose prefixes the filter also holds (""
+  // when none).
+  std::string filter_prefix_extractor;
   // Name of the user comparator the keys are ordered by.
   std::string comparator_name;
   // Compression configured when writing ("none" or "snappy"); each block
@@ -76,6 +79,8 @@ inline constexpr char kDataSize[] = "siftdb.data.size";
 inline constexpr char kFilterBitsPerKey[] = "siftdb.filter.bits_per_key";
 inline constexpr char kFilterNumKeys[] = "siftdb.filter.num_keys";
 inline constexpr char kFilterPolicy[] = "siftdb.filter.policy";
+inline constexpr char kFilterPrefixExtractor[] =
+    "siftdb.filter.prefix_extractor";
 inline constexpr char kFilterSize[] = "siftdb.filter.size";
 inline constexpr char kFormatVersion[] = "siftdb.format.version";
 inline constexpr char kIndexSize[] = "siftdb.index.size";

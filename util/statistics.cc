@@ -27,6 +27,10 @@ const char* TickerName(Ticker t) {
       return "bytes.read";
     case Ticker::kBytesWritten:
       return "bytes.written";
+    case Ticker::kPrefixFilterChecks:
+      return "prefix_filter.checks";
+    case Ticker::kPrefixFilterNegatives:
+      return "prefix_filter.negatives";
     case Ticker::kNumTickers:
       break;
   }

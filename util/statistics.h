@@ -26,9 +26,11 @@ enum class Ticker : int {
   kDataBlockReads,        // data blocks read from a file
   kBlockCacheHits,
   kBlockCacheMisses,
-  kBytesRead,     // bytes read from table files
-  kBytesWritten,  // bytes written to tables and logs
-  kNumTickers,    // keep last
+  kBytesRead,              // bytes read from table files
+  kBytesWritten,           // bytes written to tables and logs
+  kPrefixFilterChecks,     // a prefix seek probed a table's prefix filter
+  kPrefixFilterNegatives,  // ... which said "no": the table was skipped
+  kNumTickers,             // keep last
 };
 
 // Stable names used in output, e.g. "filter.negatives".

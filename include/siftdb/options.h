@@ -26,6 +26,7 @@ class Comparator;
 class Env;
 class FilterPolicy;
 class Logger;
+class SliceTransform;
 class Snapshot;
 
 // How a data block is stored. Persisted in every block trailer: never change
@@ -140,6 +141,20 @@ struct SIFTDB_EXPORT Options {
   // When set, overrides the default blocked Bloom policy built from
   // filter_bits_per_key.
   std::shared_ptr<const FilterPolicy> filter_policy;
+  // When set, the filter of every table and MemTable written from now on
+  // also holds the prefix of each key in the extractor's domain, so a
+  // prefix seek (ReadOptions::prefix_same_as_start, or an upper bound
+  // inside the target's prefix) skips every table and MemTable whose
+  // filter rejects the target's prefix (docs/prefix_filters.md). Its
+  // Name() is recorded in each table: tables built under another name (or
+  // none) are never used for prefix decisions, so changing the extractor
+  // across reopens is safe. null (default): whole keys only.
+  std::shared_ptr<const SliceTransform> prefix_extractor;
+  // Whether table filters hold whole keys (for Get, MultiGet, KeyMayExist
+  // and exact seeks). false keeps only prefixes (smaller filters); a Get
+  // then probes the filter with its key's prefix. Only meaningful with a
+  // prefix_extractor (without one whole keys are always kept).
+  bool whole_key_filtering = true;
 
   // --- Compaction (leveled) ---
   // Target size of each table written by flush or compaction.
@@ -191,6 +206,15 @@ struct SIFTDB_EXPORT ReadOptions {
   bool verify_checksums = true;
   // Keep blocks read by this call in the block cache.
   bool fill_cache = true;
+  // With Options::prefix_extractor: after a Seek to a key in its domain,
+  // the iterator returns only keys of the target's prefix (Next and Prev
+  // stop at the prefix's ends), and tables and MemTables whose filter
+  // rejects the prefix are not read. SeekToFirst and SeekToLast are not
+  // limited.
+  bool prefix_same_as_start = false;
+  // Ignore prefix filters for this iterator, even with
+  // prefix_same_as_start or an upper bound inside the target's prefix.
+  bool total_order_seek = false;
   // Read as of this snapshot (from DB::GetSnapshot); null: the latest state.
   const Snapshot* snapshot = nullptr;
 };

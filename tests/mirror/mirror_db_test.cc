@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "siftdb/slice_transform.h"
 #include "siftdb/write_batch.h"
 #include "tests/mirror/mirror_test_util.h"
 
@@ -258,6 +259,46 @@ TEST_F(MirrorDbTest, HundredThousandKeysMaybeAndAbsentKeysAsLocalFilters) {
   EXPECT_GT(inside_no, inside.size() * 95 / 100);  // ~1% false positives
   RemoteFilterStats st = reader->stats();
   EXPECT_GE(st.filter_fetches, tables.size());
+}
+
+// Tables whose filters also hold prefixes are mirrored as they are: whole
+// keys still answered exactly. Prefix-only filters (whole_key_filtering
+// false) carry a policy name the reader does not know: every key they
+// cover is "maybe", never a false "no".
+TEST_F(MirrorDbTest, PrefixFiltersAnswerKeysOrMaybe) {
+  for (bool whole_keys : {true, false}) {
+    SCOPED_TRACE(whole_keys ? "whole keys and prefixes" : "prefixes only");
+    const std::string name = whole_keys ? "pfx-whole" : "pfx-only";
+    TempDir dir;
+    Options o = MirrorOptions({server_->endpoint()}, name, Mode::kSync);
+    o.prefix_extractor = NewFixedPrefixTransform(7);  // "key0001" per 10^4
+    o.whole_key_filtering = whole_keys;
+    auto db = DB::Open(o, dir.path());
+    ASSERT_TRUE(db.ok()) << db.status();
+    auto reader = OpenReader(name);
+    ASSERT_NE(reader, nullptr);
+    WriteKeys(db->get(), 0, 20000, 500);
+    ASSERT_TRUE(Impl(db->get())->FlushMemTable().ok());
+    ASSERT_TRUE(Impl(db->get())->WaitForBackgroundWork().ok());
+    ASSERT_TRUE(WaitMirrorSettled(db->get(), server_.get(), name, dir.path()))
+        << MirrorState(db->get());
+    std::vector<std::string> present, inside;
+    for (int i = 0; i < 20000; i++) {
+      present.push_back(TestKey(i));
+      inside.push_back(TestKey(i) + "x");
+    }
+    absl::Status s;
+    EXPECT_EQ(CountNo(reader.get(), present, &s), 0u);
+    EXPECT_TRUE(s.ok()) << s;
+    const size_t inside_no = CountNo(reader.get(), inside, &s);
+    if (whole_keys) {
+      EXPECT_GT(inside_no, inside.size() * 95 / 100);
+    } else {
+      // Only keys in the gaps between tables' ranges (one per table) are
+      // still "no": the filters themselves answer "maybe".
+      EXPECT_LT(inside_no, inside.size() / 100);
+    }
+  }
 }
 
 // Sync mode: a reader that runs during writes, MemTable switches, flushes
