@@ -31,6 +31,10 @@ const char* TickerName(Ticker t) {
       return "prefix_filter.checks";
     case Ticker::kPrefixFilterNegatives:
       return "prefix_filter.negatives";
+    case Ticker::kKeyMayExistChecks:
+      return "key_may_exist.checks";
+    case Ticker::kKeyMayExistNegatives:
+      return "key_may_exist.negatives";
     case Ticker::kNumTickers:
       break;
   }

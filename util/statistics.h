@@ -30,6 +30,8 @@ enum class Ticker : int {
   kBytesWritten,           // bytes written to tables and logs
   kPrefixFilterChecks,     // a prefix seek probed a table's prefix filter
   kPrefixFilterNegatives,  // ... which said "no": the table was skipped
+  kKeyMayExistChecks,      // DB::KeyMayExist calls
+  kKeyMayExistNegatives,   // of those, answered false (certainly absent)
   kNumTickers,             // keep last
 };
 
