@@ -167,6 +167,42 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
   return absl::NotFoundError("key not found");
 }
 
+bool Version::KeyMayExist(const LookupKey& k, const uint64_t* user_key_hash) {
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::string_view ikey = k.internal_key();
+  const std::string_view user_key = k.user_key();
+  auto may_match = [&](const FileMetaData* f) {
+    return table_cache_->KeyMayMatch(f->number, f->file_size, user_key,
+                                     user_key_hash);
+  };
+
+  // Level 0: tables may overlap; newest first, as Get reads them.
+  absl::InlinedVector<const FileMetaData*, 16> level0;
+  for (const FileMetaData* f : files_[0]) {
+    if (!BeforeFile(ucmp, &user_key, f) && !AfterFile(ucmp, &user_key, f)) {
+      level0.push_back(f);
+    }
+  }
+  std::sort(level0.begin(), level0.end(),
+            [](const FileMetaData* a, const FileMetaData* b) {
+              return a->number > b->number;
+            });
+  for (const FileMetaData* f : level0) {
+    if (may_match(f)) return true;
+  }
+  // Deeper levels: at most one table per level can hold the key.
+  for (int level = 1; level < kNumLevels; level++) {
+    const std::vector<FileMetaData*>& files = files_[level];
+    if (files.empty()) continue;
+    const int index = FindFile(*icmp_, files, ikey);
+    if (index >= static_cast<int>(files.size())) continue;
+    const FileMetaData* f = files[index];
+    if (BeforeFile(ucmp, &user_key, f)) continue;
+    if (may_match(f)) return true;
+  }
+  return false;
+}
+
 void Version::AddIterators(const ReadOptions& options,
                            std::vector<std::unique_ptr<Iterator>>* iters,
                            std::vector<ChildProbe>* probes,

@@ -45,6 +45,15 @@ class Version {
   absl::Status Get(const ReadOptions& options, const LookupKey& key,
                    const uint64_t* user_key_hash, std::string* value);
 
+  // False only when no table that could hold key.user_key() has it in its
+  // filter: the level-0 tables whose range holds the key (newest first),
+  // then the one table per deeper level whose range does. Consults filters
+  // only, never a data block, and stops at the first table that says
+  // "maybe". A table without a usable filter, or that cannot be opened,
+  // says "maybe". user_key_hash is as for Get. The sequence of key plays
+  // no part: a filter covers every version of a key.
+  bool KeyMayExist(const LookupKey& key, const uint64_t* user_key_hash);
+
   // Appends one iterator per level-0 table and one per non-empty deeper
   // level; together they yield every entry of this version. When probes is
   // non-null, also appends one ChildProbe per iterator (each table's
