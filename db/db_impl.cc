@@ -483,6 +483,47 @@ absl::Status DBImpl::GetFromState(const ReadOptions& options,
   return s;
 }
 
+bool DBImpl::KeyMayExist(const ReadOptions& options, std::string_view key,
+                         std::string* value, bool* value_found) {
+  if (value_found != nullptr) *value_found = false;
+  stats_.Record(Ticker::kKeyMayExistChecks);
+  // No write accepts such a key (see WriteBatchInternal::Validate), so it
+  // certainly does not exist; Get of it is InvalidArgument.
+  bool may_exist = false;
+  if (key.size() <= kMaxKeySize) {
+    const ReadState state = AcquireReadState(options);
+    may_exist = KeyMayExistInState(state, key, value, value_found);
+    ReleaseReadState(state);
+  }
+  if (!may_exist) stats_.Record(Ticker::kKeyMayExistNegatives);
+  return may_exist;
+}
+
+bool DBImpl::KeyMayExistInState(const ReadState& state, std::string_view key,
+                                std::string* value, bool* value_found) {
+  LookupKey lkey(key, state.sequence);
+  const uint64_t mem_hash = FilterKeyHash(key);
+  // The MemTables answer for certain: the newest entry visible at the
+  // read's sequence is a value (returned) or a deletion.
+  std::string scratch;
+  std::string* const out = value != nullptr ? value : &scratch;
+  absl::Status s;
+  for (MemTable* mem : {state.mem, state.imm}) {
+    if (mem == nullptr || !mem->Get(lkey, out, &s, &mem_hash)) continue;
+    if (!s.ok()) return false;  // deleted
+    if (value != nullptr && value_found != nullptr) *value_found = true;
+    return true;
+  }
+  // The tables answer from their filters alone.
+  uint64_t hash = 0;
+  const uint64_t* hash_ptr = nullptr;
+  if (filter_policy_ != nullptr) {
+    hash = filter_policy_->HashKey(key);
+    hash_ptr = &hash;
+  }
+  return state.current->KeyMayExist(lkey, hash_ptr);
+}
+
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::vector<std::unique_ptr<Iterator>> children;
   // Every source's filter, so that a seek to a key that exists reads only

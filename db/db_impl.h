@@ -67,6 +67,8 @@ class DBImpl : public DB {
   std::vector<absl::Status> MultiGet(const ReadOptions& options,
                                      std::span<const std::string_view> keys,
                                      std::vector<std::string>* values) override;
+  bool KeyMayExist(const ReadOptions& options, std::string_view key,
+                   std::string* value, bool* value_found) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
@@ -153,6 +155,9 @@ class DBImpl : public DB {
   // One key's lookup in what `state` references (no lock held).
   absl::Status GetFromState(const ReadOptions& options, const ReadState& state,
                             std::string_view key, std::string* value);
+  // KeyMayExist's answer from what `state` references (no lock held).
+  bool KeyMayExistInState(const ReadState& state, std::string_view key,
+                          std::string* value, bool* value_found);
 
   // --- Write path (db_impl.cc) ---
   absl::Status MakeRoomForWrite(bool force)

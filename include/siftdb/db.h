@@ -98,6 +98,36 @@ class SIFTDB_EXPORT DB {
   virtual std::vector<absl::Status> MultiGet(
       const ReadOptions& options, std::span<const std::string_view> keys,
       std::vector<std::string>* values) = 0;
+  // False only when the key certainly does not exist (MemTables and
+  // filters, no data I/O). When the value is found in a MemTable it is
+  // returned and *value_found is set.
+  //
+  // Reads at the options' snapshot, else the latest sequence. Where the
+  // newest entry for the key visible there is in a MemTable, the answer is
+  // certain: a value returns true, copies it into *value (when value is
+  // non-null) and sets *value_found; a deletion returns false. Otherwise
+  // the tables that could hold the key are asked by their Bloom filters
+  // alone, the way Get walks them (the level-0 tables whose key range
+  // holds it, newest first, then the one table per deeper level whose
+  // range does): true as soon as one filter says "maybe", false when none
+  // does. No data block is ever read; a table not open yet is opened
+  // through the table cache, which reads its footer, index and filter.
+  // Any doubt answers true: a table without a filter, whose filter was
+  // built by a policy this build cannot read, or that cannot be opened (a
+  // Get of the key then reports the error). So there are no false
+  // negatives, and a false positive is as likely as in Get (about 1% of
+  // absent keys at the default 10 bits per key). A table's filter knows
+  // no sequence numbers: under a snapshot, a key written later and
+  // already flushed may still answer true.
+  // *value_found (when non-null) is set to false whenever the value is not
+  // returned, i.e. on every path but a MemTable hit with a non-null value;
+  // *value is written only when *value_found becomes true. A key longer
+  // than kMaxKeySize returns false (no write accepts one; Get of it is
+  // InvalidArgument). Works after Close and on a read-only DB. Counted in
+  // key_may_exist.checks and key_may_exist.negatives (GetProperty).
+  virtual bool KeyMayExist(const ReadOptions& options, std::string_view key,
+                           std::string* value = nullptr,
+                           bool* value_found = nullptr) = 0;
   virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
 
   virtual const Snapshot* GetSnapshot() = 0;
@@ -127,7 +157,9 @@ class SIFTDB_EXPORT DB {
   //   "siftdb.counter.<name>"           one counter, e.g. filter.negatives
   //       (data-block reads the filters saved), filter.checks,
   //       filter.positives, filter.false_positives, block.data_reads,
-  //       block_cache.hits, block_cache.misses, bytes.read, bytes.written
+  //       block_cache.hits, block_cache.misses, bytes.read, bytes.written,
+  //       key_may_exist.checks (KeyMayExist calls), key_may_exist.negatives
+  //       (of those, answered false)
   virtual bool GetProperty(std::string_view name, std::string* value) = 0;
 
   // For each range, the approximate file-system bytes its keys use.
