@@ -558,8 +558,8 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
       &internal_comparator_, std::move(children), std::move(probes),
       std::move(seek_prefix), std::move(prefix_probes));
   internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
-  std::unique_ptr<Iterator> db_iter =
-      NewDBIterator(options_.comparator, std::move(internal), state.sequence);
+  std::unique_ptr<Iterator> db_iter = NewDBIterator(
+      options_.comparator, std::move(internal), state.sequence, options);
   if (extractor != nullptr && options.prefix_same_as_start &&
       !options.total_order_seek) {
     return NewPrefixSameAsStartIterator(extractor, std::move(db_iter));

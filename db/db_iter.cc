@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "table/iterate_bounds.h"
 
 namespace siftdb {
 namespace {
@@ -16,11 +17,25 @@ namespace {
 //  backward: internal_ is positioned just before every entry of key()
 //    (at the previous user key's entries, or invalid); key() and value()
 //    are held in saved_key_ and saved_value_.
+//  bounds: when Valid(), lower <= key() < upper. Moving forward the scan
+//    stops at the first internal entry whose user key is >= upper, moving
+//    backward at the first below lower (hidden entries included), so a
+//    bounded scan never reads on past its bound.
 class DBIter : public Iterator {
  public:
   DBIter(const Comparator* ucmp, std::unique_ptr<Iterator> internal,
-         SequenceNumber sequence)
-      : ucmp_(ucmp), internal_(std::move(internal)), sequence_(sequence) {}
+         SequenceNumber sequence, const IterateBounds& bounds)
+      : ucmp_(ucmp),
+        internal_(std::move(internal)),
+        sequence_(sequence),
+        bounds_(bounds),
+        empty_(bounds_.empty()) {
+    if (bounds_.lower) {
+      AppendInternalKey(&lower_seek_key_, *bounds_.lower, sequence_,
+                        kValueTypeForSeek);
+    }
+    if (bounds_.upper) upper_seek_key_ = SmallestInternalKeyOf(*bounds_.upper);
+  }
 
   bool Valid() const override { return valid_; }
   std::string_view key() const override {
@@ -52,9 +67,21 @@ class DBIter : public Iterator {
   void FindPrevUserEntry();
   bool ParseKey(ParsedInternalKey* ikey);
 
+  // Invalid, nothing held (the position of an exhausted iterator).
+  void Exhausted() {
+    valid_ = false;
+    direction_ = kForward;
+    saved_key_.clear();
+    saved_value_.clear();
+  }
+
   const Comparator* const ucmp_;
   std::unique_ptr<Iterator> internal_;
   const SequenceNumber sequence_;
+  const IterateBounds bounds_;
+  const bool empty_;            // lower >= upper: never valid
+  std::string lower_seek_key_;  // lower @ sequence_: where a scan starts
+  std::string upper_seek_key_;  // before every entry of upper
   absl::Status status_;
   std::string saved_key_;    // reverse: current key; forward: scratch
   std::string saved_value_;  // reverse: current value
@@ -79,7 +106,12 @@ void DBIter::Next() {
     // internal_ is before the entries of saved_key_; step into them, then
     // FindNextUserEntry skips them.
     if (!internal_->Valid()) {
-      internal_->SeekToFirst();
+      // Nothing before key(): start over at the first entry in bounds.
+      if (bounds_.lower) {
+        internal_->Seek(lower_seek_key_);
+      } else {
+        internal_->SeekToFirst();
+      }
     } else {
       internal_->Next();
     }
@@ -102,6 +134,8 @@ void DBIter::FindNextUserEntry(bool skipping, std::string* skip) {
       valid_ = false;
       return;
     }
+    // Past the upper bound: stop, even while skipping hidden entries.
+    if (bounds_.AtOrAboveUpper(ikey.user_key)) break;
     if (ikey.sequence > sequence_) continue;  // newer than the snapshot
     if (ikey.type == kTypeDeletion) {
       // Hide every older entry of this key.
@@ -150,7 +184,13 @@ void DBIter::FindPrevUserEntry() {
         valid_ = false;
         return;
       }
-      if (ikey.sequence <= sequence_) {
+      // Below the lower bound: what was collected (if anything) is the
+      // answer, and nothing before it may be.
+      if (bounds_.BelowLower(ikey.user_key)) break;
+      // At or above the upper bound (a SeekToLast that had to start at the
+      // very end): not a candidate; move on down.
+      if (ikey.sequence <= sequence_ &&
+          !bounds_.AtOrAboveUpper(ikey.user_key)) {
         if (value_type != kTypeDeletion &&
             ucmp_->Compare(ikey.user_key, saved_key_) < 0) {
           // Passed the key we collected: it is the answer.
@@ -180,9 +220,9 @@ void DBIter::FindPrevUserEntry() {
 }
 
 void DBIter::Seek(std::string_view target) {
-  direction_ = kForward;
-  saved_value_.clear();
-  saved_key_.clear();
+  if (bounds_.BelowLower(target)) return SeekToFirst();
+  Exhausted();
+  if (empty_ || bounds_.AtOrAboveUpper(target)) return;
   // saved_key_ is scratch moving forward: hold the seek key there (no
   // allocation once it has grown); Seek does not keep a reference.
   AppendInternalKey(&saved_key_, target, sequence_, kValueTypeForSeek);
@@ -191,18 +231,32 @@ void DBIter::Seek(std::string_view target) {
 }
 
 void DBIter::SeekToFirst() {
-  direction_ = kForward;
-  saved_value_.clear();
-  saved_key_.clear();
-  internal_->SeekToFirst();
+  Exhausted();
+  if (empty_) return;
+  if (bounds_.lower) {
+    internal_->Seek(lower_seek_key_);
+  } else {
+    internal_->SeekToFirst();
+  }
   FindNextUserEntry(false, &saved_key_);
 }
 
 void DBIter::SeekToLast() {
+  Exhausted();
+  if (empty_) return;
   direction_ = kReverse;
-  saved_value_.clear();
-  saved_key_.clear();
-  internal_->SeekToLast();
+  if (bounds_.upper) {
+    // Just before the first entry of the upper bound; from the very end
+    // when every entry is below it.
+    internal_->Seek(upper_seek_key_);
+    if (internal_->Valid()) {
+      internal_->Prev();
+    } else if (internal_->status().ok()) {
+      internal_->SeekToLast();
+    }
+  } else {
+    internal_->SeekToLast();
+  }
   FindPrevUserEntry();
 }
 
@@ -210,9 +264,11 @@ void DBIter::SeekToLast() {
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         std::unique_ptr<Iterator> internal,
-                                        SequenceNumber sequence) {
-  return std::make_unique<DBIter>(user_comparator, std::move(internal),
-                                  sequence);
+                                        SequenceNumber sequence,
+                                        const ReadOptions& options) {
+  return std::make_unique<DBIter>(
+      user_comparator, std::move(internal), sequence,
+      IterateBounds::From(user_comparator, options));
 }
 
 }  // namespace siftdb

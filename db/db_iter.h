@@ -3,10 +3,15 @@
 //
 // NewDBIterator: turns an iterator over internal keys (a merge of the
 // MemTables and tables) into the user-visible iterator: user keys only, the
-// newest entry visible at `sequence` for each, deleted keys hidden.
+// newest entry visible at `sequence` for each, deleted keys hidden, and
+// only keys inside options' iterate bounds [lower, upper) (compared with
+// user_comparator). A bounded scan stops at the first internal entry past
+// its bound, hidden ones included; lower >= upper is an empty iterator.
+// The internal iterator may hold keys outside the bounds (a table's
+// bounded iterator returns whole blocks); they are never returned.
 //
 // Thread safety: one thread at a time. Ownership: takes the internal
-// iterator; the comparator must outlive the result.
+// iterator; the comparator and the bound bytes must outlive the result.
 
 #ifndef SIFTDB_DB_DB_ITER_H_
 #define SIFTDB_DB_DB_ITER_H_
@@ -15,13 +20,15 @@
 
 #include "siftdb/comparator.h"
 #include "siftdb/iterator.h"
+#include "siftdb/options.h"
 #include "table/internal_key.h"
 
 namespace siftdb {
 
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         std::unique_ptr<Iterator> internal,
-                                        SequenceNumber sequence);
+                                        SequenceNumber sequence,
+                                        const ReadOptions& options);
 
 }  // namespace siftdb
 

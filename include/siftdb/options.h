@@ -14,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "siftdb/export.h"
@@ -217,6 +219,15 @@ struct SIFTDB_EXPORT ReadOptions {
   bool total_order_seek = false;
   // Read as of this snapshot (from DB::GetSnapshot); null: the latest state.
   const Snapshot* snapshot = nullptr;
+  // Bounds of an iterator, RocksDB's names: keys < lower are never returned
+  // (Seek targets below it move up to it; SeekToFirst seeks to it), keys >=
+  // upper never returned (SeekToLast / SeekForPrev-like moves start below
+  // it). The bytes must outlive the iterator. lower > upper gives an empty
+  // iterator. Ignored by Get.
+  std::optional<std::string_view> iterate_lower_bound;
+  // Exclusive upper bound; see iterate_lower_bound. Compared, like the
+  // lower bound, with Options::comparator.
+  std::optional<std::string_view> iterate_upper_bound;
 };
 
 struct SIFTDB_EXPORT FlushOptions {
