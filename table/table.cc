@@ -382,22 +382,30 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
 }
 
 std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
+  // With bounds, data blocks that lie wholly outside them are not read.
+  TwoLevelBounds bounds;
+  bounds.bounds = IterateBounds::From(comparator_.user_comparator(), options);
+  bounds.statistics = options_.statistics;
+  bounds.skipped = Ticker::kBoundsSkippedBlocks;
   // Scans of a file read with system calls go through a readahead window
   // (one per iterator); a mapped file needs none (the kernel reads ahead
   // on page faults, and a window would only copy). Point lookups
   // (InternalGet) read single blocks.
   if (file_->IsMemoryMapped()) {
-    return NewTwoLevelIterator(
-        NewIndexIterator(), [this, options](std::string_view index_value) {
+    return NewBoundedTwoLevelIterator(
+        NewIndexIterator(),
+        [this, options](std::string_view index_value) {
           return NewDataBlockIterator(options, index_value, *file_);
-        });
+        },
+        bounds);
   }
   auto readahead = std::make_shared<ReadaheadFile>(file_.get(), data_end_);
-  return NewTwoLevelIterator(
+  return NewBoundedTwoLevelIterator(
       NewIndexIterator(),
       [this, options, readahead](std::string_view index_value) {
         return NewDataBlockIterator(options, index_value, *readahead);
-      });
+      },
+      bounds);
 }
 
 bool Table::UserKeyMayMatch(std::string_view user_key,

@@ -55,7 +55,10 @@ class Table {
   ~Table();
 
   // An iterator over the table's internal keys (InternalKeyComparator
-  // order). Errors are fail-stop (see table/two_level_iterator.h).
+  // order). Errors are fail-stop (see table/two_level_iterator.h). With
+  // ReadOptions' iterate bounds it does not read the data blocks that lie
+  // wholly outside them (counting kBoundsSkippedBlocks); keys outside the
+  // bounds in the blocks it reads are still returned.
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) const;
 
   // Point lookup. It

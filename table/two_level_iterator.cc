@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "table/internal_key.h"
 #include "table/iterator_wrapper.h"
 
 namespace siftdb {
@@ -14,9 +15,16 @@ namespace {
 class TwoLevelIterator final : public Iterator {
  public:
   TwoLevelIterator(std::unique_ptr<Iterator> index_iter,
-                   BlockFunction block_function)
+                   BlockFunction block_function, const TwoLevelBounds& bounds)
       : block_function_(std::move(block_function)),
-        index_iter_(std::move(index_iter)) {}
+        index_iter_(std::move(index_iter)),
+        bounds_(bounds.bounds),
+        statistics_(bounds.statistics),
+        skipped_(bounds.skipped),
+        empty_(bounds_.empty()) {
+    if (bounds_.lower) lower_seek_key_ = SmallestInternalKeyOf(*bounds_.lower);
+    if (bounds_.upper) upper_seek_key_ = SmallestInternalKeyOf(*bounds_.upper);
+  }
 
   bool Valid() const override {
     return status_.ok() && data_iter_.iter() != nullptr && data_iter_.Valid();
@@ -34,7 +42,18 @@ class TwoLevelIterator final : public Iterator {
 
   void Seek(std::string_view target) override {
     if (!status_.ok()) return;
+    if (empty_) return Stop();
     index_iter_.Seek(target);
+    // The block found may start beyond the upper bound only when target
+    // itself is at or above it; then the previous index key tells.
+    if (bounds_.upper && index_iter_.Valid() &&
+        target.size() >= kInternalKeyTrailerSize &&
+        bounds_.AtOrAboveUpper(ExtractUserKey(target)) &&
+        PreviousIndexKeyAtOrAboveUpper()) {
+      CountSkip();
+      return Stop();
+    }
+    SkipBlocksBelowLower();
     InitDataBlock();
     if (data_iter_.iter() != nullptr) data_iter_.Seek(target);
     SkipEmptyDataBlocksForward();
@@ -42,7 +61,15 @@ class TwoLevelIterator final : public Iterator {
 
   void SeekToFirst() override {
     if (!status_.ok()) return;
-    index_iter_.SeekToFirst();
+    if (empty_) return Stop();
+    if (bounds_.lower) {
+      // The first block whose index key is at or above the lower bound:
+      // every block before it lies wholly below.
+      index_iter_.Seek(lower_seek_key_);
+      SkipBlocksBelowLower();
+    } else {
+      index_iter_.SeekToFirst();
+    }
     InitDataBlock();
     if (data_iter_.iter() != nullptr) data_iter_.SeekToFirst();
     SkipEmptyDataBlocksForward();
@@ -50,7 +77,21 @@ class TwoLevelIterator final : public Iterator {
 
   void SeekToLast() override {
     if (!status_.ok()) return;
-    index_iter_.SeekToLast();
+    if (empty_) return Stop();
+    if (bounds_.upper) {
+      // The first block whose index key is at or above the upper bound is
+      // the last that may hold a key below it.
+      index_iter_.Seek(upper_seek_key_);
+      if (!index_iter_.Valid() && index_iter_.status().ok()) {
+        index_iter_.SeekToLast();
+      }
+    } else {
+      index_iter_.SeekToLast();
+    }
+    if (index_iter_.Valid() && IndexKeyBelowLower()) {
+      CountSkip();
+      return Stop();
+    }
     InitDataBlock();
     if (data_iter_.iter() != nullptr) data_iter_.SeekToLast();
     SkipEmptyDataBlocksBackward();
@@ -84,6 +125,52 @@ class TwoLevelIterator final : public Iterator {
     return true;
   }
 
+  // Ends the iteration (invalid, status unchanged).
+  void Stop() {
+    data_iter_.Set(nullptr);
+    data_block_handle_.clear();
+  }
+
+  void CountSkip() {
+    if (statistics_ != nullptr) statistics_->Record(skipped_);
+  }
+
+  // Bound tests on the user key of the index key (REQUIRE: the index is
+  // valid). A damaged index key too short for a user key decides nothing.
+  bool IndexKeyBelowLower() const {
+    const std::string_view k = index_iter_.key();
+    return bounds_.lower && k.size() >= kInternalKeyTrailerSize &&
+           bounds_.BelowLower(ExtractUserKey(k));
+  }
+  bool IndexKeyAtOrAboveUpper() const {
+    const std::string_view k = index_iter_.key();
+    return bounds_.upper && k.size() >= kInternalKeyTrailerSize &&
+           bounds_.AtOrAboveUpper(ExtractUserKey(k));
+  }
+
+  // Whether the index entry before the current one has a user key at or
+  // above the upper bound (so the current block lies wholly beyond it).
+  // Leaves the index where it was (or failed: the caller's next steps
+  // report the error).
+  bool PreviousIndexKeyAtOrAboveUpper() {
+    index_iter_.Prev();
+    if (!index_iter_.Valid()) {
+      if (index_iter_.status().ok()) index_iter_.SeekToFirst();
+      return false;
+    }
+    const bool above = IndexKeyAtOrAboveUpper();
+    index_iter_.Next();
+    return above;
+  }
+
+  // Steps the index past blocks that lie wholly below the lower bound.
+  void SkipBlocksBelowLower() {
+    while (index_iter_.Valid() && IndexKeyBelowLower()) {
+      CountSkip();
+      index_iter_.Next();
+    }
+  }
+
   void SkipEmptyDataBlocksForward() {
     while (data_iter_.iter() == nullptr || !data_iter_.Valid()) {
       if (CheckError()) return;
@@ -91,7 +178,17 @@ class TwoLevelIterator final : public Iterator {
         data_iter_.Set(nullptr);
         return;
       }
+      // Every key of the blocks after this one is above its index key.
+      const bool rest_beyond_upper = IndexKeyAtOrAboveUpper();
       index_iter_.Next();
+      if (rest_beyond_upper) {
+        if (index_iter_.Valid()) {
+          CountSkip();
+        } else if (CheckError()) {
+          return;
+        }
+        return Stop();
+      }
       InitDataBlock();
       if (data_iter_.iter() != nullptr) data_iter_.SeekToFirst();
     }
@@ -105,6 +202,12 @@ class TwoLevelIterator final : public Iterator {
         return;
       }
       index_iter_.Prev();
+      // A block whose index key is below the lower bound lies wholly
+      // below it, and so does every block before it.
+      if (index_iter_.Valid() && IndexKeyBelowLower()) {
+        CountSkip();
+        return Stop();
+      }
       InitDataBlock();
       if (data_iter_.iter() != nullptr) data_iter_.SeekToLast();
     }
@@ -129,14 +232,27 @@ class TwoLevelIterator final : public Iterator {
   IteratorWrapper data_iter_;      // may hold nullptr
   std::string data_block_handle_;  // index value data_iter_ was opened for
   absl::Status status_;            // sticky first error
+  const IterateBounds bounds_;     // inactive: no block is skipped
+  Statistics* const statistics_;
+  const Ticker skipped_;
+  const bool empty_;            // lower >= upper: nothing to yield
+  std::string lower_seek_key_;  // smallest internal key of each bound
+  std::string upper_seek_key_;
 };
 
 }  // namespace
 
 std::unique_ptr<Iterator> NewTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function) {
+  return std::make_unique<TwoLevelIterator>(
+      std::move(index_iter), std::move(block_function), TwoLevelBounds());
+}
+
+std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
+    std::unique_ptr<Iterator> index_iter, BlockFunction block_function,
+    const TwoLevelBounds& bounds) {
   return std::make_unique<TwoLevelIterator>(std::move(index_iter),
-                                            std::move(block_function));
+                                            std::move(block_function), bounds);
 }
 
 }  // namespace siftdb

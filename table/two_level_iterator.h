@@ -12,6 +12,18 @@
 // status() returns that error from then on; it never silently skips a
 // damaged block.
 //
+// Bounds (NewBoundedTwoLevelIterator): when the index keys are internal
+// keys such that each is >= every key of its block and < every key of the
+// blocks after it (a table's index; a level's list of tables by largest
+// key), the iterator can tell from the index alone that a block lies wholly
+// outside [lower, upper) and then does not open it: block k+1 when the user
+// key of index key k is >= upper, block k when the user key of index key k
+// is < lower. It behaves exactly as an iterator over the blocks it keeps
+// (every operation, in both directions, sees the same set), so a merge of
+// such iterators stays exact. It does not filter keys inside a kept block:
+// keys outside the bounds may still be returned, and the caller (DBIter)
+// enforces the bounds key by key. Lower >= upper gives an empty iterator.
+//
 // Thread safety: one thread at a time. The block function must be safe to
 // call for as long as the iterator lives.
 
@@ -23,6 +35,8 @@
 #include <string_view>
 
 #include "siftdb/iterator.h"
+#include "table/iterate_bounds.h"
+#include "util/statistics.h"
 
 namespace siftdb {
 
@@ -33,6 +47,18 @@ using BlockFunction =
 
 std::unique_ptr<Iterator> NewTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function);
+
+// How a bounded two-level iterator limits itself (see the top of the file).
+struct TwoLevelBounds {
+  IterateBounds bounds;  // inactive: a plain two-level iterator
+  // Counts `skipped` once per block it decided not to open. May be null.
+  Statistics* statistics = nullptr;
+  Ticker skipped = Ticker::kNumTickers;
+};
+
+std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
+    std::unique_ptr<Iterator> index_iter, BlockFunction block_function,
+    const TwoLevelBounds& bounds);
 
 }  // namespace siftdb
 

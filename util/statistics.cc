@@ -35,6 +35,10 @@ const char* TickerName(Ticker t) {
       return "key_may_exist.checks";
     case Ticker::kKeyMayExistNegatives:
       return "key_may_exist.negatives";
+    case Ticker::kBoundsSkippedBlocks:
+      return "iter.bounds_skipped_blocks";
+    case Ticker::kBoundsSkippedTables:
+      return "iter.bounds_skipped_tables";
     case Ticker::kNumTickers:
       break;
   }

@@ -32,7 +32,11 @@ enum class Ticker : int {
   kPrefixFilterNegatives,  // ... which said "no": the table was skipped
   kKeyMayExistChecks,      // DB::KeyMayExist calls
   kKeyMayExistNegatives,   // of those, answered false (certainly absent)
-  kNumTickers,             // keep last
+  // Iterators with bounds (ReadOptions::iterate_lower/upper_bound): data
+  // blocks not read and tables not opened because they lie wholly outside.
+  kBoundsSkippedBlocks,
+  kBoundsSkippedTables,
+  kNumTickers,  // keep last
 };
 
 // Stable names used in output, e.g. "filter.negatives".
