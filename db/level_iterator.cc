@@ -7,6 +7,7 @@
 
 #include "db/table_cache.h"
 #include "db/version.h"
+#include "table/iterate_bounds.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
 
@@ -15,7 +16,7 @@ namespace siftdb {
 namespace {
 
 // Iterates the tables of one level: key() is a table's largest key, value()
-// its number and size (fixed64 each).
+// its position in the file list (fixed64).
 class LevelFileIterator : public Iterator {
  public:
   LevelFileIterator(const InternalKeyComparator& icmp,
@@ -33,8 +34,7 @@ class LevelFileIterator : public Iterator {
   void Prev() override { index_ = index_ == 0 ? files_->size() : index_ - 1; }
   std::string_view key() const override { return (*files_)[index_]->largest; }
   std::string_view value() const override {
-    EncodeFixed64(value_buf_, (*files_)[index_]->number);
-    EncodeFixed64(value_buf_ + 8, (*files_)[index_]->file_size);
+    EncodeFixed64(value_buf_, index_);
     return std::string_view(value_buf_, sizeof(value_buf_));
   }
   absl::Status status() const override { return absl::OkStatus(); }
@@ -43,24 +43,52 @@ class LevelFileIterator : public Iterator {
   const InternalKeyComparator icmp_;
   const std::vector<FileMetaData*>* const files_;
   size_t index_;
-  mutable char value_buf_[16];
+  mutable char value_buf_[8];
 };
 
 }  // namespace
 
+bool TableOutsideBounds(const IterateBounds& bounds, const FileMetaData& f) {
+  if (f.smallest.size() < kInternalKeyTrailerSize ||
+      f.largest.size() < kInternalKeyTrailerSize) {
+    return false;  // damaged metadata decides nothing
+  }
+  return bounds.AtOrAboveUpper(ExtractUserKey(f.smallest)) ||
+         bounds.BelowLower(ExtractUserKey(f.largest));
+}
+
 std::unique_ptr<Iterator> NewLevelIterator(
     const InternalKeyComparator& icmp, TableCache* cache,
     const ReadOptions& options, const std::vector<FileMetaData*>* files) {
-  return NewTwoLevelIterator(
+  // The file list is an index whose keys (largest keys) bound their
+  // tables: the bounded two-level iterator stops before a table that
+  // starts past the upper bound (backward: ends below the lower one)
+  // without opening it, and the table function below declines any other
+  // table wholly outside the bounds, e.g. the one a Seek lands on.
+  TwoLevelBounds bounds;
+  bounds.bounds = IterateBounds::From(icmp.user_comparator(), options);
+  bounds.statistics = cache->statistics();
+  bounds.skipped = Ticker::kBoundsSkippedTables;
+  return NewBoundedTwoLevelIterator(
       std::make_unique<LevelFileIterator>(icmp, files),
-      [cache, options](std::string_view value) -> std::unique_ptr<Iterator> {
-        if (value.size() != 16) {
+      [cache, options, files,
+       bounds](std::string_view value) -> std::unique_ptr<Iterator> {
+        const uint64_t index =
+            value.size() == 8 ? DecodeFixed64(value.data()) : files->size();
+        if (index >= files->size()) {
           return NewErrorIterator(
               absl::InternalError("level iterator: bad table reference"));
         }
-        return cache->NewIterator(options, DecodeFixed64(value.data()),
-                                  DecodeFixed64(value.data() + 8));
-      });
+        const FileMetaData& f = *(*files)[index];
+        if (bounds.bounds.active() && TableOutsideBounds(bounds.bounds, f)) {
+          if (bounds.statistics != nullptr) {
+            bounds.statistics->Record(bounds.skipped);
+          }
+          return NewEmptyIterator();
+        }
+        return cache->NewIterator(options, f.number, f.file_size);
+      },
+      bounds);
 }
 
 }  // namespace siftdb

@@ -65,6 +65,9 @@ class TableCache {
   // Drops the table from the cache (after it was deleted).
   void Evict(uint64_t file_number);
 
+  // Where the tables record their counters (may be null).
+  Statistics* statistics() const { return table_options_.statistics; }
+
  private:
   absl::StatusOr<ShardedCache::Handle*> FindTable(uint64_t file_number,
                                                   uint64_t file_size);

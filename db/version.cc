@@ -210,7 +210,17 @@ void Version::AddIterators(const ReadOptions& options,
                            const SliceTransform* extractor) {
   // Level-0 tables overlap: one iterator each. A deeper level is one sorted
   // run: one iterator that opens its tables as it reaches them.
+  // With iterate bounds, a level-0 table wholly outside them is left out
+  // (not even opened); the level iterators skip such tables themselves.
+  const IterateBounds bounds =
+      IterateBounds::From(icmp_->user_comparator(), options);
   for (FileMetaData* f : files_[0]) {
+    if (bounds.active() && TableOutsideBounds(bounds, *f)) {
+      if (Statistics* stats = table_cache_->statistics(); stats != nullptr) {
+        stats->Record(Ticker::kBoundsSkippedTables);
+      }
+      continue;
+    }
     const Table* table = nullptr;
     iters->push_back(
         table_cache_->NewIterator(options, f->number, f->file_size, &table));
