@@ -159,7 +159,10 @@ class SIFTDB_EXPORT DB {
   //       filter.positives, filter.false_positives, block.data_reads,
   //       block_cache.hits, block_cache.misses, bytes.read, bytes.written,
   //       key_may_exist.checks (KeyMayExist calls), key_may_exist.negatives
-  //       (of those, answered false)
+  //       (of those, answered false), iter.bounds_skipped_tables and
+  //       iter.bounds_skipped_blocks (tables and data blocks an iterator
+  //       with bounds left unread), prefix_filter.checks and
+  //       prefix_filter.negatives (tables a prefix seek probed and skipped)
   virtual bool GetProperty(std::string_view name, std::string* value) = 0;
 
   // For each range, the approximate file-system bytes its keys use.
