@@ -567,6 +567,26 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   return db_iter;
 }
 
+namespace {
+
+// Bytewise order: whether every key k with prefix <= k < upper begins with
+// prefix, i.e. upper is at most the prefix's successor (the smallest string
+// greater than every string beginning with prefix).
+bool UpperBoundWithinPrefix(std::string_view upper, std::string_view prefix) {
+  std::string successor(prefix);
+  while (!successor.empty() &&
+         static_cast<unsigned char>(successor.back()) == 0xff) {
+    successor.pop_back();
+  }
+  // All 0xff: every key >= prefix begins with it.
+  if (successor.empty()) return true;
+  successor.back() =
+      static_cast<char>(static_cast<unsigned char>(successor.back()) + 1);
+  return upper.compare(successor) <= 0;
+}
+
+}  // namespace
+
 SeekPrefix DBImpl::PrefixOfSeeks(const ReadOptions& options) const {
   const SliceTransform* extractor = options_.prefix_extractor.get();
   if (extractor == nullptr || options.total_order_seek) return nullptr;
@@ -576,6 +596,29 @@ SeekPrefix DBImpl::PrefixOfSeeks(const ReadOptions& options) const {
       const std::string_view user_key = ExtractUserKey(target);
       if (!extractor->InDomain(user_key)) return std::nullopt;
       return extractor->Transform(user_key);
+    };
+  }
+  if (options.iterate_upper_bound.has_value()) {
+    // The iterator never reads at or past the bound: when every key below
+    // it, from the target on, has the target's prefix, the seek is a
+    // prefix seek.
+    const std::string_view upper = *options.iterate_upper_bound;
+    const bool bytewise = options_.comparator == BytewiseComparator();
+    return [extractor, upper, bytewise](
+               std::string_view target) -> std::optional<std::string_view> {
+      const std::string_view user_key = ExtractUserKey(target);
+      if (!extractor->InDomain(user_key)) return std::nullopt;
+      const std::string_view prefix = extractor->Transform(user_key);
+      // Keys of one prefix are contiguous: between target and an upper
+      // bound of the same prefix lie only keys of that prefix.
+      if (extractor->InDomain(upper) && extractor->Transform(upper) == prefix) {
+        return prefix;
+      }
+      if (bytewise && extractor->SameResultWhenAppended(prefix) &&
+          UpperBoundWithinPrefix(upper, prefix)) {
+        return prefix;
+      }
+      return std::nullopt;
     };
   }
   return nullptr;

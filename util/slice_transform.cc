@@ -24,6 +24,9 @@ class FixedPrefixTransform final : public SliceTransform {
   bool InDomain(std::string_view key) const override {
     return key.size() >= n_;
   }
+  bool SameResultWhenAppended(std::string_view prefix) const override {
+    return prefix.size() == n_;
+  }
 
  private:
   const size_t n_;
@@ -39,6 +42,11 @@ class CappedPrefixTransform final : public SliceTransform {
     return key.substr(0, std::min(n_, key.size()));
   }
   bool InDomain(std::string_view) const override { return true; }
+  // A prefix shorter than n_ came from a shorter key: longer keys that
+  // begin with it have longer prefixes.
+  bool SameResultWhenAppended(std::string_view prefix) const override {
+    return prefix.size() >= n_;
+  }
 
  private:
   const size_t n_;

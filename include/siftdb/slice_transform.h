@@ -38,6 +38,14 @@ class SIFTDB_EXPORT SliceTransform {
   // Whether `key` has a prefix under this transform. Keys outside the
   // domain are simply not prefix-filtered.
   virtual bool InDomain(std::string_view key) const = 0;
+  // True only if every key that begins with `prefix` (a result of
+  // Transform) is in the domain and transforms to `prefix` itself. Lets an
+  // iterator whose upper bound is the prefix's bytewise successor use
+  // prefix filters (docs/prefix_filters.md). The default, false, is always
+  // safe.
+  virtual bool SameResultWhenAppended(std::string_view prefix) const {
+    return false;
+  }
 };
 
 // The first n bytes; keys shorter than n are outside the domain. Name:

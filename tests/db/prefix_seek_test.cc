@@ -225,6 +225,61 @@ TEST(PrefixSeekTest, PrefixOnlyFiltersServeGetsAndSeeks) {
   CheckAgainstModel(db->get(), model, &rng);
 }
 
+// An upper bound no further than the prefix's end makes a seek a prefix
+// seek without prefix_same_as_start: same answers as the model, and absent
+// prefixes skip the tables.
+TEST(PrefixSeekTest, UpperBoundInsideThePrefixSkipsTables) {
+  test::TempDir dir;
+  std::mt19937 rng(5);
+  auto db = DB::Open(PrefixOptions(NewFixedPrefixTransform(4)), dir.Join("db"));
+  ASSERT_TRUE(db.ok()) << db.status();
+  Model model;
+  RandomWrites(db->get(), &model, &rng, 3000);
+  ASSERT_TRUE((*db)->Flush(FlushOptions()).ok());
+  const uint64_t negatives = Counter(db->get(), "prefix_filter.negatives");
+  for (int user = 0; user < 200; user++) {
+    const std::string prefix = absl::StrFormat("u%03d", user);
+    // The prefix's successor, and a bound inside the prefix.
+    std::string successor = prefix;
+    successor.back()++;
+    for (const std::string& upper : {successor, Key(user, 30)}) {
+      ReadOptions ro;
+      ro.iterate_upper_bound = upper;
+      std::unique_ptr<Iterator> it = (*db)->NewIterator(ro);
+      const std::string target = Key(user, 0);
+      std::vector<std::string> want;
+      for (auto m = model.lower_bound(target);
+           m != model.end() && m->first < upper; ++m) {
+        want.push_back(m->first + "=" + m->second);
+      }
+      EXPECT_EQ(ScanForward(it.get(), target), want) << target << " " << upper;
+    }
+  }
+  EXPECT_GE(Counter(db->get(), "prefix_filter.negatives") - negatives, 100u)
+      << "seeks into the 100 absent prefixes should skip tables";
+}
+
+// A capped prefix shorter than its cap does not cover longer keys that
+// begin with it ("ab" is the prefix of "ab" only; "abc" has its own): an
+// upper bound at its successor must not turn the seek into a prefix seek.
+TEST(PrefixSeekTest, ShortCappedPrefixStaysTotalOrder) {
+  test::TempDir dir;
+  auto db =
+      DB::Open(PrefixOptions(NewCappedPrefixTransform(3)), dir.Join("db"));
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Put(WriteOptions(), "abc", "1").ok());
+  ASSERT_TRUE((*db)->Flush(FlushOptions()).ok());
+  ASSERT_TRUE((*db)->Put(WriteOptions(), "zzz", "2").ok());
+  ASSERT_TRUE((*db)->Flush(FlushOptions()).ok());
+  ReadOptions ro;
+  const std::string upper = "ac";
+  ro.iterate_upper_bound = upper;
+  std::unique_ptr<Iterator> it = (*db)->NewIterator(ro);
+  it->Seek("ab");
+  ASSERT_TRUE(it->Valid()) << it->status();
+  EXPECT_EQ(it->key(), "abc");
+}
+
 // Seeks to absent prefixes skip tables: the prefix filters say no, and no
 // data block is read for them.
 TEST(PrefixSeekTest, AbsentPrefixesReadNoDataBlocks) {
