@@ -218,6 +218,39 @@ void siftdb_multi_get(siftdb_t* db, const siftdb_readoptions_t* options,
   }
 }
 
+uint8_t siftdb_key_may_exist(siftdb_t* db, const siftdb_readoptions_t* options,
+                             const char* key, size_t keylen, char** value,
+                             size_t* vallen, uint8_t* value_found) {
+  if (value != nullptr) *value = nullptr;
+  if (vallen != nullptr) *vallen = 0;
+  if (value_found != nullptr) *value_found = 0;
+  bool key_ok;
+  const std::string_view k = Bytes(key, keylen, &key_ok);
+  // Without a database or a key nothing is known: "may exist".
+  if (db == nullptr || !key_ok) return 1;
+  siftdb::ReadOptions read_options;
+  if (!siftdb::c_api::ReadOptionsFor(db, options, "siftdb_key_may_exist",
+                                     &read_options)
+           .ok()) {
+    return 1;
+  }
+  std::string found_value;
+  bool found = false;
+  const bool may_exist = db->state->db->KeyMayExist(
+      read_options, k, value != nullptr ? &found_value : nullptr,
+      value != nullptr ? &found : nullptr);
+  if (may_exist && found) {
+    size_t len = 0;
+    char* copy = siftdb::c_api::CopyToMalloc(found_value, &len);
+    if (copy != nullptr) {
+      *value = copy;
+      if (vallen != nullptr) *vallen = len;
+      if (value_found != nullptr) *value_found = 1;
+    }
+  }
+  return may_exist ? 1 : 0;
+}
+
 siftdb_iterator_t* siftdb_create_iterator(siftdb_t* db,
                                           const siftdb_readoptions_t* options) {
   if (db == nullptr) return nullptr;
@@ -226,6 +259,12 @@ siftdb_iterator_t* siftdb_create_iterator(siftdb_t* db,
       db, options, "siftdb_create_iterator", &read_options);
   auto* result = new siftdb_iterator_t;
   result->state = db->state;
+  if (options != nullptr) {
+    result->lower_bound = options->lower_bound;
+    result->upper_bound = options->upper_bound;
+  }
+  read_options.iterate_lower_bound = result->lower_bound;
+  read_options.iterate_upper_bound = result->upper_bound;
   result->rep = s.ok() ? db->state->db->NewIterator(read_options)
                        : siftdb::NewErrorIterator(s);
   return result;

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,7 @@
 #include "siftdb/c.h"
 #include "siftdb/cache.h"
 #include "siftdb/db.h"
+#include "siftdb/slice_transform.h"
 
 namespace siftdb::c_api {
 
@@ -82,7 +84,15 @@ struct siftdb_snapshot_t {
 
 struct siftdb_iterator_t {
   std::shared_ptr<siftdb::c_api::DbState> state;
+  // The iterator's own copies of its bounds: the read options that gave
+  // them may be destroyed first.
+  std::optional<std::string> lower_bound;
+  std::optional<std::string> upper_bound;
   std::unique_ptr<siftdb::Iterator> rep;  // declared last: destroyed first
+};
+
+struct siftdb_slicetransform_t {
+  std::shared_ptr<const siftdb::SliceTransform> rep;
 };
 
 struct siftdb_comparator_t {
@@ -119,6 +129,9 @@ struct siftdb_options_t {
 struct siftdb_readoptions_t {
   siftdb::ReadOptions rep;
   const siftdb_snapshot_t* snapshot = nullptr;
+  // The bounds' bytes (rep's bounds view them; never copy this struct).
+  std::optional<std::string> lower_bound;
+  std::optional<std::string> upper_bound;
 };
 
 struct siftdb_writeoptions_t {

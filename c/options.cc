@@ -138,6 +138,18 @@ void siftdb_options_set_filter_policy(siftdb_options_t* options,
   options->rep.filter_policy = policy == nullptr ? nullptr : policy->rep;
 }
 
+void siftdb_options_set_prefix_extractor(
+    siftdb_options_t* options, const siftdb_slicetransform_t* transform) {
+  if (options == nullptr) return;
+  options->rep.prefix_extractor =
+      transform == nullptr ? nullptr : transform->rep;
+}
+
+void siftdb_options_set_whole_key_filtering(siftdb_options_t* options,
+                                            uint8_t v) {
+  if (options != nullptr) options->rep.whole_key_filtering = v != 0;
+}
+
 void siftdb_options_set_max_file_size(siftdb_options_t* options, size_t bytes) {
   if (options != nullptr) options->rep.max_file_size = bytes;
 }
@@ -287,6 +299,49 @@ void siftdb_readoptions_set_verify_checksums(siftdb_readoptions_t* options,
 void siftdb_readoptions_set_fill_cache(siftdb_readoptions_t* options,
                                        uint8_t v) {
   if (options != nullptr) options->rep.fill_cache = v != 0;
+}
+
+namespace {
+
+// Stores a bound's bytes in `slot` and points `view` at them; a NULL key
+// clears the bound.
+void SetBound(const char* key, size_t keylen, std::optional<std::string>* slot,
+              std::optional<std::string_view>* view) {
+  if (key == nullptr) {
+    slot->reset();
+    view->reset();
+    return;
+  }
+  slot->emplace(key, keylen);
+  *view = std::string_view(**slot);
+}
+
+}  // namespace
+
+void siftdb_readoptions_set_iterate_lower_bound(siftdb_readoptions_t* options,
+                                                const char* key,
+                                                size_t keylen) {
+  if (options == nullptr) return;
+  SetBound(key, keylen, &options->lower_bound,
+           &options->rep.iterate_lower_bound);
+}
+
+void siftdb_readoptions_set_iterate_upper_bound(siftdb_readoptions_t* options,
+                                                const char* key,
+                                                size_t keylen) {
+  if (options == nullptr) return;
+  SetBound(key, keylen, &options->upper_bound,
+           &options->rep.iterate_upper_bound);
+}
+
+void siftdb_readoptions_set_prefix_same_as_start(siftdb_readoptions_t* options,
+                                                 uint8_t v) {
+  if (options != nullptr) options->rep.prefix_same_as_start = v != 0;
+}
+
+void siftdb_readoptions_set_total_order_seek(siftdb_readoptions_t* options,
+                                             uint8_t v) {
+  if (options != nullptr) options->rep.total_order_seek = v != 0;
 }
 
 void siftdb_readoptions_set_snapshot(siftdb_readoptions_t* options,

@@ -80,3 +80,22 @@ void siftdb_filterpolicy_destroy(siftdb_filterpolicy_t* policy) {
 }
 
 }  // extern "C"
+
+// ---- Prefix extractors ----
+
+siftdb_slicetransform_t* siftdb_slicetransform_create_fixed_prefix(size_t n) {
+  return new siftdb_slicetransform_t{siftdb::NewFixedPrefixTransform(n)};
+}
+
+siftdb_slicetransform_t* siftdb_slicetransform_create_capped_prefix(size_t n) {
+  return new siftdb_slicetransform_t{siftdb::NewCappedPrefixTransform(n)};
+}
+
+const char* siftdb_slicetransform_name(
+    const siftdb_slicetransform_t* transform) {
+  return transform == nullptr ? "" : transform->rep->Name();
+}
+
+void siftdb_slicetransform_destroy(siftdb_slicetransform_t* transform) {
+  delete transform;
+}

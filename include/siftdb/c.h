@@ -87,6 +87,7 @@ typedef struct siftdb_iterator_t siftdb_iterator_t;
 typedef struct siftdb_snapshot_t siftdb_snapshot_t;
 typedef struct siftdb_comparator_t siftdb_comparator_t;
 typedef struct siftdb_filterpolicy_t siftdb_filterpolicy_t;
+typedef struct siftdb_slicetransform_t siftdb_slicetransform_t;
 typedef struct siftdb_cache_t siftdb_cache_t;
 
 // ---- Opening and closing ----
@@ -143,6 +144,19 @@ SIFTDB_EXPORT void siftdb_multi_get(siftdb_t* db,
                                     size_t num_keys, const char* const* keys,
                                     const size_t* key_lens, char** values,
                                     size_t* value_lens, char** errs);
+
+// DB::KeyMayExist: 0 only when `key` certainly does not exist (from the
+// MemTables and the table filters; no data-block read). When the value was
+// found in a MemTable and `value` is non-NULL, *value is its malloc'ed copy
+// (free with siftdb_free), *vallen its length and *value_found 1; otherwise
+// *value is NULL and *value_found 0 (value, vallen and value_found may each
+// be NULL). A NULL db or key (with a nonzero length), or read options whose
+// snapshot belongs to another DB, answer 1: nothing is known.
+SIFTDB_EXPORT uint8_t siftdb_key_may_exist(siftdb_t* db,
+                                           const siftdb_readoptions_t* options,
+                                           const char* key, size_t keylen,
+                                           char** value, size_t* vallen,
+                                           uint8_t* value_found);
 
 // A new iterator over the database (as of options' snapshot, if any), not
 // yet positioned. Never NULL for a valid db: a problem with the options is
@@ -326,6 +340,13 @@ SIFTDB_EXPORT void siftdb_options_set_filter_bits_per_key(
 // The options keep a reference.
 SIFTDB_EXPORT void siftdb_options_set_filter_policy(
     siftdb_options_t* options, const siftdb_filterpolicy_t* policy);
+// Puts key prefixes into the filters too (docs/prefix_filters.md); NULL:
+// none. The options keep a reference.
+SIFTDB_EXPORT void siftdb_options_set_prefix_extractor(
+    siftdb_options_t* options, const siftdb_slicetransform_t* transform);
+// 0: table filters hold prefixes only (with a prefix extractor).
+SIFTDB_EXPORT void siftdb_options_set_whole_key_filtering(
+    siftdb_options_t* options, uint8_t v);
 SIFTDB_EXPORT void siftdb_options_set_max_file_size(siftdb_options_t* options,
                                                     size_t bytes);
 SIFTDB_EXPORT void siftdb_options_set_level0_file_num_compaction_trigger(
@@ -393,6 +414,20 @@ SIFTDB_EXPORT void siftdb_readoptions_set_fill_cache(
 // unreleased while these options are used, and belong to the DB read.
 SIFTDB_EXPORT void siftdb_readoptions_set_snapshot(
     siftdb_readoptions_t* options, const siftdb_snapshot_t* snapshot);
+// Iterator bounds: keys below lower and at or above upper are never
+// returned. The options keep a copy of the bytes, and each iterator made
+// from them its own; a NULL key clears the bound.
+SIFTDB_EXPORT void siftdb_readoptions_set_iterate_lower_bound(
+    siftdb_readoptions_t* options, const char* key, size_t keylen);
+SIFTDB_EXPORT void siftdb_readoptions_set_iterate_upper_bound(
+    siftdb_readoptions_t* options, const char* key, size_t keylen);
+// With a prefix extractor: after a Seek, only keys of the target's prefix,
+// and tables whose prefix filter rejects it are skipped.
+SIFTDB_EXPORT void siftdb_readoptions_set_prefix_same_as_start(
+    siftdb_readoptions_t* options, uint8_t v);
+// Ignore prefix filters and the prefix limit.
+SIFTDB_EXPORT void siftdb_readoptions_set_total_order_seek(
+    siftdb_readoptions_t* options, uint8_t v);
 
 SIFTDB_EXPORT siftdb_writeoptions_t* siftdb_writeoptions_create(void);
 SIFTDB_EXPORT void siftdb_writeoptions_destroy(siftdb_writeoptions_t* options);
@@ -437,6 +472,20 @@ SIFTDB_EXPORT siftdb_filterpolicy_t* siftdb_filterpolicy_create_from_name(
 SIFTDB_EXPORT const char* siftdb_filterpolicy_name(
     const siftdb_filterpolicy_t* policy);
 SIFTDB_EXPORT void siftdb_filterpolicy_destroy(siftdb_filterpolicy_t* policy);
+
+// ---- Prefix extractors (siftdb/slice_transform.h) ----
+
+// The first n bytes; shorter keys are not prefix-filtered.
+SIFTDB_EXPORT siftdb_slicetransform_t*
+siftdb_slicetransform_create_fixed_prefix(size_t n);
+// The first min(n, keylen) bytes.
+SIFTDB_EXPORT siftdb_slicetransform_t*
+siftdb_slicetransform_create_capped_prefix(size_t n);
+// The persisted name; valid while the handle lives.
+SIFTDB_EXPORT const char* siftdb_slicetransform_name(
+    const siftdb_slicetransform_t* transform);
+SIFTDB_EXPORT void siftdb_slicetransform_destroy(
+    siftdb_slicetransform_t* transform);
 
 // ---- Memory and version ----
 

@@ -462,6 +462,7 @@ int main(int argc, char** argv) {
   TestVersion();
   TestOpenErrors();
   TestFilterPolicies();
+  TestReadPaths();
   options = FullOptions();
   db = siftdb_open(options, db_path, &err);
   CHECK_OK(err);

@@ -65,4 +65,7 @@ void TestCorruptionAndRepair(siftdb_options_t* options);
 void TestDestroy(siftdb_options_t* options);
 void TestSharedCacheAndLogOptions(void);
 
+// c_api_read_paths_test.c: iterator bounds, prefix seeks, KeyMayExist.
+void TestReadPaths(void);
+
 #endif  // SIFTDB_TESTS_C_API_C_API_TEST_H_
