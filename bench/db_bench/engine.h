@@ -51,6 +51,11 @@ struct EngineConfig {
   // Options::disable_auto_compactions (siftdb's and RocksDB's): only
   // explicit compactions run. LevelDB has no such switch and compacts.
   bool disable_auto_compactions = false;
+  // --prefix_size > 0: a fixed-length prefix extractor of that many bytes
+  // (siftdb and RocksDB), and cursors whose seeks stay in the target's
+  // prefix (prefix_same_as_start). LevelDB has none: the runner stops its
+  // cursors at the prefix itself.
+  int prefix_size = 0;
   // siftdb's Options::paranoid_file_checks: flush and compaction read every
   // entry of each output back before installing it (RocksDB keeps its
   // default, false; LevelDB has no such check).

@@ -24,6 +24,7 @@
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
+#include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
 
@@ -101,6 +102,11 @@ class RocksDBEngine final : public BenchEngine {
     options_.target_file_size_base = config.max_file_size;
     options_.max_subcompactions = static_cast<uint32_t>(config.subcompactions);
     options_.disable_auto_compactions = config.disable_auto_compactions;
+    if (config.prefix_size > 0) {
+      options_.prefix_extractor.reset(
+          rocksdb::NewFixedPrefixTransform(config.prefix_size));
+      cursor_options_.prefix_same_as_start = true;
+    }
     options_.max_bytes_for_level_base = uint64_t{10} << 20;
     options_.max_open_files = config.max_open_files;
     options_.compression =
@@ -139,8 +145,7 @@ class RocksDBEngine final : public BenchEngine {
   }
 
   std::unique_ptr<BenchCursor> NewCursor() override {
-    return std::make_unique<RocksDBCursor>(
-        db_->NewIterator(rocksdb::ReadOptions()));
+    return std::make_unique<RocksDBCursor>(db_->NewIterator(cursor_options_));
   }
 
   absl::Status CompactAll() override {
@@ -168,6 +173,7 @@ class RocksDBEngine final : public BenchEngine {
   }
 
   rocksdb::Options options_;
+  rocksdb::ReadOptions cursor_options_;  // every cursor's
   std::unique_ptr<rocksdb::DB> db_;
 };
 

@@ -14,6 +14,7 @@
 #include "bench/db_bench/engine.h"
 #include "siftdb/comparator.h"
 #include "siftdb/db.h"
+#include "siftdb/slice_transform.h"
 #include "siftdb/write_batch.h"
 
 #ifndef SIFTDB_VERSION
@@ -97,6 +98,11 @@ class SiftdbEngine final : public BenchEngine {
     options_.max_subcompactions = config.subcompactions;
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;
     options_.disable_auto_compactions = config.disable_auto_compactions;
+    if (config.prefix_size > 0) {
+      options_.prefix_extractor =
+          NewFixedPrefixTransform(static_cast<size_t>(config.prefix_size));
+      cursor_options_.prefix_same_as_start = true;
+    }
     options_.paranoid_file_checks = config.paranoid_file_checks;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;
@@ -168,7 +174,7 @@ class SiftdbEngine final : public BenchEngine {
   }
 
   std::unique_ptr<BenchCursor> NewCursor() override {
-    return std::make_unique<SiftdbCursor>(db_->NewIterator(ReadOptions()));
+    return std::make_unique<SiftdbCursor>(db_->NewIterator(cursor_options_));
   }
 
   absl::Status CompactAll() override {
@@ -255,6 +261,7 @@ class SiftdbEngine final : public BenchEngine {
 
   CountingComparator comparator_;  // outlives db_ (declared first)
   Options options_;
+  ReadOptions cursor_options_;  // every cursor's
   std::unique_ptr<DB> db_;
 };
 

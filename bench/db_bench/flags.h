@@ -42,16 +42,20 @@ struct BenchConfig {
   int value_size = 100;                 // --value_size
   int key_size = 16;                    // --key_size
   int key_prefix = 0;                   // --key_prefix: 'a's before each key
-  double compression_ratio = 0.5;       // --compression_ratio
-  bool histogram = false;               // --histogram
-  bool comparisons = false;             // --comparisons
-  bool statistics = false;              // --statistics
-  bool sync = false;                    // --sync: every write fsyncs
-  int64_t batch_size = 1;               // --batch_size: entries per write
-  int duration = 0;                     // --duration seconds; 0: by count
-  int readwritepercent = 90;            // --readwritepercent
-  bool use_existing_db = false;         // --use_existing_db
-  uint64_t seed = 301;                  // --seed
+  // --keys_per_prefix > 0: keys come in num / keys_per_prefix groups, each
+  // key starting with its group's engine.prefix_size digits (even groups
+  // written, odd ones absent); 0: no groups.
+  uint64_t key_groups = 0;
+  double compression_ratio = 0.5;  // --compression_ratio
+  bool histogram = false;          // --histogram
+  bool comparisons = false;        // --comparisons
+  bool statistics = false;         // --statistics
+  bool sync = false;               // --sync: every write fsyncs
+  int64_t batch_size = 1;          // --batch_size: entries per write
+  int duration = 0;                // --duration seconds; 0: by count
+  int readwritepercent = 90;       // --readwritepercent
+  bool use_existing_db = false;    // --use_existing_db
+  uint64_t seed = 301;             // --seed
   // --benchmark_write_rate_limit: bytes/s of keys and values written, summed
   // over the writing threads; 0 = as fast as the engine goes.
   uint64_t write_rate_limit = 0;

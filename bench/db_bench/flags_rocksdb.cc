@@ -66,9 +66,13 @@ ABSL_FLAG(int32_t, compaction_style, 0,
 
 // --- Refused unless they mean today's behaviour ---
 ABSL_FLAG(int32_t, prefix_size, 0,
-          "0 only: siftdb has no prefix extractor (no prefix Bloom filters)");
+          "Options::prefix_extractor = NewFixedPrefixTransform(N): prefixes "
+          "of N bytes in the filters, and cursors that stay in a seek's "
+          "prefix (prefix_same_as_start); 0: none");
 ABSL_FLAG(int64_t, keys_per_prefix, 0,
-          "0 only: prefix-grouped keys need a prefix extractor");
+          "With --prefix_size: keys in num/N groups, each key starting with "
+          "its group's --prefix_size digits (only even groups are written; "
+          "seekrandom seeks to a group prefix, half of them absent ones)");
 ABSL_FLAG(bool, disable_wal, false,
           "false only (unless --lenient): siftdb writes every update to its "
           "log");
@@ -150,18 +154,34 @@ absl::Status ApplyCompressionType(BenchConfig* c) {
   return absl::OkStatus();
 }
 
+absl::Status CheckRange(const char* flag, int64_t value, int64_t min,
+                        int64_t max) {
+  if (value >= min && value <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--%s=%d: must be in [%d, %d]", flag, value, min, max));
+}
+
 // The flags that are refused unless they ask for today's behaviour.
 absl::Status CheckMissingFeatures(BenchConfig* c) {
-  if (absl::GetFlag(FLAGS_prefix_size) != 0) {
-    return Refuse(
-        absl::StrFormat("--prefix_size=%d", absl::GetFlag(FLAGS_prefix_size)),
-        "siftdb has no prefix extractor (prefix Bloom filters)");
+  const int32_t prefix_size = absl::GetFlag(FLAGS_prefix_size);
+  const int64_t keys_per_prefix = absl::GetFlag(FLAGS_keys_per_prefix);
+  if (absl::Status s = CheckRange("prefix_size", prefix_size, 0, 1 << 20);
+      !s.ok()) {
+    return s;
   }
-  if (absl::GetFlag(FLAGS_keys_per_prefix) != 0) {
-    return Refuse(absl::StrFormat("--keys_per_prefix=%d",
-                                  absl::GetFlag(FLAGS_keys_per_prefix)),
-                  "prefix-grouped keys need a prefix extractor, which siftdb "
-                  "does not have");
+  if (absl::Status s =
+          CheckRange("keys_per_prefix", keys_per_prefix, 0, int64_t{1} << 40);
+      !s.ok()) {
+    return s;
+  }
+  if (keys_per_prefix > 0 && prefix_size == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--keys_per_prefix=%d needs --prefix_size > 0", keys_per_prefix));
+  }
+  c->engine.prefix_size = prefix_size;
+  if (keys_per_prefix > 0) {
+    c->key_groups =
+        static_cast<uint64_t>(std::max<int64_t>(1, c->num / keys_per_prefix));
   }
   if (absl::GetFlag(FLAGS_use_direct_reads)) {
     return Refuse("--use_direct_reads=1",
@@ -201,13 +221,6 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
   c->engine.disable_auto_compactions =
       absl::GetFlag(FLAGS_disable_auto_compactions);
   return absl::OkStatus();
-}
-
-absl::Status CheckRange(const char* flag, int64_t value, int64_t min,
-                        int64_t max) {
-  if (value >= min && value <= max) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--%s=%d: must be in [%d, %d]", flag, value, min, max));
 }
 
 // The compaction shape: level-0 triggers, level targets, table size.

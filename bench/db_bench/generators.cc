@@ -9,18 +9,31 @@
 
 namespace siftdb::bench {
 
-std::string_view KeyFormatter::Key(uint64_t k) {
+void KeyFormatter::AppendNumber(uint64_t k, int width) {
   char digits[20];
   int n = 0;
   do {
     digits[n++] = static_cast<char>('0' + k % 10);
     k /= 10;
   } while (k != 0);
-  const int width = std::max(key_size_, n);
-  buf_.assign(key_prefix_, 'a');
+  width = std::max(width, n);
+  const size_t start = buf_.size();
   buf_.append(width, '0');
-  char* number = buf_.data() + key_prefix_;
+  char* number = buf_.data() + start;
   for (int i = 0; i < n; i++) number[width - 1 - i] = digits[i];
+}
+
+std::string_view KeyFormatter::Key(uint64_t k) {
+  buf_.clear();
+  if (num_groups_ > 0) AppendNumber(2 * (k % num_groups_), group_prefix_size_);
+  buf_.append(key_prefix_, 'a');
+  AppendNumber(k, key_size_);
+  return buf_;
+}
+
+std::string_view KeyFormatter::GroupPrefix(uint64_t g) {
+  buf_.clear();
+  AppendNumber(g, group_prefix_size_);
   return buf_;
 }
 

@@ -23,8 +23,16 @@ namespace siftdb::bench {
 class KeyFormatter {
  public:
   // key_prefix: bytes of 'a' before each number (LevelDB's --key_prefix).
-  explicit KeyFormatter(int key_size, int key_prefix = 0)
-      : key_size_(key_size), key_prefix_(key_prefix) {}
+  // num_groups > 0 (RocksDB's --keys_per_prefix): every key begins with
+  // its group, GroupPrefix(2 * (k % num_groups)), so the written groups
+  // are the even ones and each odd one is an absent prefix between two
+  // present ones.
+  explicit KeyFormatter(int key_size, int key_prefix = 0,
+                        int group_prefix_size = 0, uint64_t num_groups = 0)
+      : key_size_(key_size),
+        key_prefix_(key_prefix),
+        group_prefix_size_(group_prefix_size),
+        num_groups_(num_groups) {}
   KeyFormatter(const KeyFormatter&) = delete;
   KeyFormatter& operator=(const KeyFormatter&) = delete;
 
@@ -35,10 +43,18 @@ class KeyFormatter {
   // Key(k) + ".": absent from the DB yet between Key(k) and Key(k + 1), so
   // only a filter (not the index) can reject it (LevelDB's readmissing).
   std::string_view MissingKey(uint64_t k);
+  // Group g as group_prefix_size decimal digits (more when g needs them).
+  // Valid until the next call.
+  std::string_view GroupPrefix(uint64_t g);
 
  private:
+  // Appends k in decimal, zero-padded on the left to `width` bytes.
+  void AppendNumber(uint64_t k, int width);
+
   int key_size_;
   int key_prefix_;
+  int group_prefix_size_;
+  uint64_t num_groups_;
   std::string buf_;
 };
 

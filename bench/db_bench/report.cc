@@ -131,6 +131,16 @@ std::string FormatHeader(const BenchConfig& config,
     out += absl::StrFormat(
         "Duration:   %d s per benchmark (counts unbounded)\n", config.duration);
   }
+  if (e.prefix_size > 0) {
+    out += absl::StrFormat(
+        "Prefixes:   %d-byte prefix extractor, seeks stay in their prefix",
+        e.prefix_size);
+    if (config.key_groups > 0) {
+      out += absl::StrFormat("; %d groups written, as many absent",
+                             config.key_groups);
+    }
+    out += "\n";
+  }
   if (e.disable_auto_compactions) {
     out += "Compaction: automatic compactions off (LevelDB compacts anyway)\n";
   }

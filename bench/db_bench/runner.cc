@@ -344,8 +344,7 @@ absl::Status Runner::RunThreads(const std::string& name, const Plan& plan,
   std::vector<std::unique_ptr<ThreadState>> states;
   for (int i = 0; i < n; i++) {
     states.push_back(std::make_unique<ThreadState>(
-        i, config_.seed + threads_created_++, config_.key_size,
-        config_.key_prefix, config_.histogram,
+        i, config_.seed + threads_created_++, config_,
         i < readers ? &progress : nullptr));
   }
   // All threads start their clocks together, once every one is ready.

@@ -64,12 +64,13 @@ class Runner {
   void WaitForSettledSize(BenchResult* result);
   // What one worker thread owns.
   struct ThreadState {
-    ThreadState(int tid, uint64_t seed, int key_size, int key_prefix,
-                bool histogram, ProgressMeter* progress)
+    ThreadState(int tid, uint64_t seed, const BenchConfig& config,
+                ProgressMeter* progress)
         : tid(tid),
           rand(seed),
-          keys(key_size, key_prefix),
-          stats(histogram, progress) {}
+          keys(config.key_size, config.key_prefix, config.engine.prefix_size,
+               config.key_groups),
+          stats(config.histogram, progress) {}
     const int tid;
     Random rand;
     KeyFormatter keys;
@@ -134,6 +135,7 @@ class Runner {
   void ReadSequential(ThreadState* t);
   void ReadReverse(ThreadState* t);
   void SeekRandom(ThreadState* t);
+  void SeekRandomPrefixes(ThreadState* t);
   void DeleteSeq(ThreadState* t);
   void DeleteRandom(ThreadState* t);
   void DoDelete(ThreadState* t, bool seq);

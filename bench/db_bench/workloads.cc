@@ -153,13 +153,38 @@ void Runner::ReadReverse(ThreadState* t) {
 }
 
 // Like LevelDB's: a new iterator for every seek, so the cost includes
-// creating it.
+// creating it. With key groups (--keys_per_prefix): prefix seeks to the
+// start of a random group, half of them present (even) groups and half
+// absent (odd) ones; a seek finds when it lands on a key of its group.
 void Runner::SeekRandom(ThreadState* t) {
+  if (config_.key_groups > 0) {
+    SeekRandomPrefixes(t);
+    return;
+  }
   for (int64_t i = 0; More(i, plan_.reads); i++) {
     std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
     std::string_view key = t->keys.Key(Pick(&t->rand, plan_.num));
     cursor->Seek(key);
     if (cursor->Valid() && cursor->key() == key) t->found++;
+    t->attempted++;
+    if (absl::Status s = cursor->status(); !s.ok()) {
+      t->status = s;
+      return;
+    }
+    t->stats.FinishedOps();
+  }
+}
+
+void Runner::SeekRandomPrefixes(ThreadState* t) {
+  std::string prefix;
+  for (int64_t i = 0; More(i, plan_.reads); i++) {
+    std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
+    const uint64_t group =
+        Pick(&t->rand, static_cast<int64_t>(config_.key_groups));
+    const bool present = (t->rand.Next64() & 1) == 0;
+    prefix.assign(t->keys.GroupPrefix(2 * group + (present ? 0 : 1)));
+    cursor->Seek(prefix);
+    if (cursor->Valid() && cursor->key().starts_with(prefix)) t->found++;
     t->attempted++;
     if (absl::Status s = cursor->status(); !s.ok()) {
       t->status = s;

@@ -107,8 +107,8 @@ TEST_F(DbBenchCompatTest, UnknownFlagsAndBadValuesExitTwo) {
 }
 
 TEST_F(DbBenchCompatTest, RefusedFlagsNameTheMissingFeature) {
-  ExpectUsageError({"--prefix_size=8"}, "no prefix extractor");
-  ExpectUsageError({"--keys_per_prefix=4"}, "prefix extractor");
+  ExpectUsageError({"--keys_per_prefix=4"}, "needs --prefix_size");
+  ExpectUsageError({"--prefix_size=-1"}, "--prefix_size=-1: must be in");
   ExpectUsageError({"--compression_type=zstd"}, "Snappy or not at all");
   ExpectUsageError({"--compression_type=lz4"}, "Snappy or not at all");
   ExpectUsageError({"--compression=lz4"}, "no other block compression");
@@ -165,8 +165,8 @@ TEST_F(DbBenchCompatTest, UndefokNamesAreIgnored) {
 }
 
 TEST_F(DbBenchCompatTest, LenientRunsWithTheLog) {
-  ToolResult r = Bench({"--num=100", "--benchmarks=fillrandom", "--lenient",
-                        "--disable_wal=1"});
+  ToolResult r = Bench(
+      {"--num=100", "--benchmarks=fillrandom", "--lenient", "--disable_wal=1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("note: --disable_wal=1: siftdb writes its log "
                                "anyway"));
@@ -178,14 +178,13 @@ TEST_F(DbBenchCompatTest, LenientRunsWithTheLog) {
 // stall, then the compact benchmark merges it (waitforcompaction returns
 // although a compaction is due: none will start on its own).
 TEST_F(DbBenchCompatTest, DisableAutoCompactionsLeavesLevel0ToCompact) {
-  ToolResult r = Bench({"--num=20000", "--value_size=100",
-                        "--write_buffer_size=65536",
-                        "--level0_file_num_compaction_trigger=2",
-                        "--level0_slowdown_writes_trigger=3",
-                        "--level0_stop_writes_trigger=4",
-                        "--disable_auto_compactions=1",
-                        "--benchmarks=fillrandom,waitforcompaction,stats,"
-                        "compact,stats"});
+  ToolResult r =
+      Bench({"--num=20000", "--value_size=100", "--write_buffer_size=65536",
+             "--level0_file_num_compaction_trigger=2",
+             "--level0_slowdown_writes_trigger=3",
+             "--level0_stop_writes_trigger=4", "--disable_auto_compactions=1",
+             "--benchmarks=fillrandom,waitforcompaction,stats,"
+             "compact,stats"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("automatic compactions off"));
   // The first stats: every table still at level 0, far past the stop
@@ -200,6 +199,27 @@ TEST_F(DbBenchCompatTest, DisableAutoCompactionsLeavesLevel0ToCompact) {
   EXPECT_THAT(before, Not(HasSubstr("\n  1 "))) << before;
   EXPECT_THAT(after, HasSubstr("\n  1 ")) << after;
   EXPECT_THAT(after, Not(HasSubstr("\n  0 "))) << after;
+}
+
+// --prefix_size with --keys_per_prefix: seekrandom seeks to group
+// prefixes, half of them absent; the absent ones are rejected by the
+// prefix filters (no data block read for most).
+TEST_F(DbBenchCompatTest, PrefixSeeksFindHalfTheGroups) {
+  ToolResult r = Bench({"--num=20000", "--reads=2000", "--prefix_size=6",
+                        "--keys_per_prefix=10", "--statistics",
+                        "--benchmarks=fillrandom,compact,seekrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Prefixes:   6-byte prefix extractor"));
+  EXPECT_THAT(r.out, HasSubstr("2000 groups written"));
+  const std::string line = LineOf(r.out, "seekrandom");
+  const size_t of = line.find(" of 2000 found");
+  ASSERT_NE(of, std::string::npos) << line;
+  const size_t open = line.rfind('(', of);
+  const int found = std::stoi(line.substr(open + 1, of - open - 1));
+  EXPECT_GT(found, 850) << line;  // about half: the present groups
+  EXPECT_LT(found, 1150) << line;
+  EXPECT_THAT(r.out, HasSubstr("prefix_filter.negatives: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("prefix_filter.negatives: 0\n")));
 }
 
 TEST_F(DbBenchCompatTest, NewBenchmarksPrintTheirLines) {
