@@ -56,6 +56,9 @@ struct EngineConfig {
   // prefix (prefix_same_as_start). LevelDB has none: the runner stops its
   // cursors at the prefix itself.
   int prefix_size = 0;
+  // --total_order_seek: cursors ignore the prefix filters and limits (the
+  // baseline a prefix seek is measured against).
+  bool total_order_seek = false;
   // siftdb's Options::paranoid_file_checks: flush and compaction read every
   // entry of each output back before installing it (RocksDB keeps its
   // default, false; LevelDB has no such check).

@@ -107,6 +107,7 @@ class RocksDBEngine final : public BenchEngine {
           rocksdb::NewFixedPrefixTransform(config.prefix_size));
       cursor_options_.prefix_same_as_start = true;
     }
+    cursor_options_.total_order_seek = config.total_order_seek;
     options_.max_bytes_for_level_base = uint64_t{10} << 20;
     options_.max_open_files = config.max_open_files;
     options_.compression =

@@ -103,6 +103,7 @@ class SiftdbEngine final : public BenchEngine {
           NewFixedPrefixTransform(static_cast<size_t>(config.prefix_size));
       cursor_options_.prefix_same_as_start = true;
     }
+    cursor_options_.total_order_seek = config.total_order_seek;
     options_.paranoid_file_checks = config.paranoid_file_checks;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;

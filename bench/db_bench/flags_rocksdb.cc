@@ -73,6 +73,9 @@ ABSL_FLAG(int64_t, keys_per_prefix, 0,
           "With --prefix_size: keys in num/N groups, each key starting with "
           "its group's --prefix_size digits (only even groups are written; "
           "seekrandom seeks to a group prefix, half of them absent ones)");
+ABSL_FLAG(bool, total_order_seek, false,
+          "Cursors ignore prefix filters and prefix limits "
+          "(ReadOptions::total_order_seek)");
 ABSL_FLAG(bool, disable_wal, false,
           "false only (unless --lenient): siftdb writes every update to its "
           "log");
@@ -179,6 +182,7 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
         "--keys_per_prefix=%d needs --prefix_size > 0", keys_per_prefix));
   }
   c->engine.prefix_size = prefix_size;
+  c->engine.total_order_seek = absl::GetFlag(FLAGS_total_order_seek);
   if (keys_per_prefix > 0) {
     c->key_groups =
         static_cast<uint64_t>(std::max<int64_t>(1, c->num / keys_per_prefix));

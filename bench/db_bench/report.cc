@@ -133,8 +133,9 @@ std::string FormatHeader(const BenchConfig& config,
   }
   if (e.prefix_size > 0) {
     out += absl::StrFormat(
-        "Prefixes:   %d-byte prefix extractor, seeks stay in their prefix",
-        e.prefix_size);
+        "Prefixes:   %d-byte prefix extractor, %s", e.prefix_size,
+        e.total_order_seek ? "total-order seeks (--total_order_seek)"
+                           : "seeks stay in their prefix");
     if (config.key_groups > 0) {
       out += absl::StrFormat("; %d groups written, as many absent",
                              config.key_groups);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
@@ -220,6 +221,16 @@ TEST_F(DbBenchCompatTest, PrefixSeeksFindHalfTheGroups) {
   EXPECT_LT(found, 1150) << line;
   EXPECT_THAT(r.out, HasSubstr("prefix_filter.negatives: "));
   EXPECT_THAT(r.out, Not(HasSubstr("prefix_filter.negatives: 0\n")));
+
+  // The baseline: total-order cursors find the same and probe no prefix.
+  r = Bench({"--num=20000", "--reads=2000", "--prefix_size=6",
+             "--keys_per_prefix=10", "--statistics", "--total_order_seek",
+             "--benchmarks=fillrandom,compact,seekrandom"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("total-order seeks"));
+  EXPECT_THAT(LineOf(r.out, "seekrandom"),
+              HasSubstr(absl::StrFormat("(%d of 2000 found)", found)));
+  EXPECT_THAT(r.out, HasSubstr("prefix_filter.checks: 0\n"));
 }
 
 TEST_F(DbBenchCompatTest, NewBenchmarksPrintTheirLines) {
