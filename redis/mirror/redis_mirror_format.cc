@@ -259,6 +259,59 @@ absl::Status DecodeLiveValue(std::string_view value, MirrorLiveEntry* e) {
   return absl::OkStatus();
 }
 
+std::string ImmutableExtField(uint64_t id) {
+  return absl::StrCat(mirror_field::kImmutableExtPrefix, id);
+}
+std::string LiveExtField(uint64_t id) {
+  return absl::StrCat(mirror_field::kLiveExtPrefix, id);
+}
+
+bool NeedsExtension(bool whole_keys, std::string_view prefix_extractor) {
+  return !whole_keys || !prefix_extractor.empty();
+}
+
+std::string EncodeEntryExtension(bool whole_keys,
+                                 std::string_view prefix_extractor) {
+  std::string name = "-";
+  if (!prefix_extractor.empty()) {
+    name = IsToken(prefix_extractor) ? std::string(prefix_extractor) : "?";
+  }
+  return absl::StrCat(whole_keys ? "1" : "0", " ", name);
+}
+
+absl::Status DecodeEntryExtension(std::string_view value, bool* whole_keys,
+                                  std::string* prefix_extractor) {
+  std::vector<std::string_view> f = SplitSpaces(value);
+  // Words after the second are later additions: ignored.
+  if (f.size() < 2 || (f[0] != "0" && f[0] != "1") || f[1].empty() ||
+      (f[1] != "-" && f[1] != "?" && !IsToken(f[1]))) {
+    return absl::DataLossError("malformed filter entry extension");
+  }
+  *whole_keys = f[0] == "1";
+  *prefix_extractor = f[1] == "-" ? std::string() : std::string(f[1]);
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, std::string>> EncodeEntryFields(
+    const MirrorManifest& m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const MirrorImmutableEntry& e : m.immutables) {
+    out.emplace_back(ImmutableField(e.id), EncodeImmutableValue(e));
+    if (NeedsExtension(e.whole_keys, e.prefix_extractor)) {
+      out.emplace_back(ImmutableExtField(e.id),
+                       EncodeEntryExtension(e.whole_keys, e.prefix_extractor));
+    }
+  }
+  for (const MirrorLiveEntry& e : m.lives) {
+    out.emplace_back(LiveField(e.id), EncodeLiveValue(e));
+    if (NeedsExtension(e.whole_keys, e.prefix_extractor)) {
+      out.emplace_back(LiveExtField(e.id),
+                       EncodeEntryExtension(e.whole_keys, e.prefix_extractor));
+    }
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> EncodeManifest(
     const MirrorManifest& m) {
   namespace f = mirror_field;
@@ -274,12 +327,7 @@ std::vector<std::pair<std::string, std::string>> EncodeManifest(
       {f::kCompleteSeq, absl::StrCat(m.complete_seq)},
       {f::kCompleteMs, absl::StrCat(m.complete_ms)},
   };
-  for (const MirrorImmutableEntry& e : m.immutables) {
-    out.emplace_back(ImmutableField(e.id), EncodeImmutableValue(e));
-  }
-  for (const MirrorLiveEntry& e : m.lives) {
-    out.emplace_back(LiveField(e.id), EncodeLiveValue(e));
-  }
+  for (auto& f : EncodeEntryFields(m)) out.push_back(std::move(f));
   return out;
 }
 
@@ -290,6 +338,13 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
   MirrorManifest m;
   bool have_format = false, have_generation = false, have_version = false;
   bool have_writer = false;
+  // Extensions, applied to their entries once all entries are known.
+  struct Extension {
+    uint64_t id;
+    bool whole_keys;
+    std::string prefix_extractor;
+  };
+  std::vector<Extension> imm_ext, live_ext;
   for (const auto& [field, value] : fields) {
     std::string_view name = field;
     if (name == f::kFormat) {
@@ -354,6 +409,17 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
       absl::Status s = DecodeLiveValue(value, &e);
       if (!s.ok()) return BadField(field, value, AsStd(s.message()));
       m.lives.push_back(std::move(e));
+    } else if (name.starts_with(f::kImmutableExtPrefix) ||
+               name.starts_with(f::kLiveExtPrefix)) {
+      const bool live = name.starts_with(f::kLiveExtPrefix);
+      Extension x;
+      if (!ParseNumber(name.substr(5), &x.id)) {
+        return BadField(field, value, "bad id");
+      }
+      absl::Status s =
+          DecodeEntryExtension(value, &x.whole_keys, &x.prefix_extractor);
+      if (!s.ok()) return BadField(field, value, AsStd(s.message()));
+      (live ? live_ext : imm_ext).push_back(std::move(x));
     }
     // Anything else (e.g. "writes", fields of later formats): skipped.
   }
@@ -382,6 +448,33 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
           "mirror manifest lists MemTable filter %d twice", m.lives[i].id));
     }
   }
+  // An extension belongs to a listed entry; one for an entry that is not
+  // listed, or two for one entry, is refused rather than guessed at.
+  auto apply = [](auto& entries, std::vector<Extension>& ext,
+                  const char* what) -> absl::Status {
+    std::sort(ext.begin(), ext.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    for (size_t i = 0; i < ext.size(); i++) {
+      if (i > 0 && ext[i].id == ext[i - 1].id) {
+        return absl::DataLossError(absl::StrFormat(
+            "mirror manifest extends %s filter %d twice", what, ext[i].id));
+      }
+      auto it = std::lower_bound(
+          entries.begin(), entries.end(), ext[i].id,
+          [](const auto& e, uint64_t id) { return e.id < id; });
+      if (it == entries.end() || it->id != ext[i].id) {
+        return absl::DataLossError(absl::StrFormat(
+            "mirror manifest extends %s filter %d, which it does not list",
+            what, ext[i].id));
+      }
+      it->whole_keys = ext[i].whole_keys;
+      it->prefix_extractor = std::move(ext[i].prefix_extractor);
+    }
+    return absl::OkStatus();
+  };
+  absl::Status s = apply(m.immutables, imm_ext, "table");
+  if (s.ok()) s = apply(m.lives, live_ext, "MemTable");
+  if (!s.ok()) return s;
   return m;
 }
 

@@ -71,6 +71,13 @@ inline constexpr char kWriter[] = "writer";
 // Entry fields are "sst:<id>" and "mem:<id>".
 inline constexpr char kImmutablePrefix[] = "sst:";
 inline constexpr char kLivePrefix[] = "mem:";
+// Entry extensions (added 2026-11, still format 2): "sstx:<id>" and
+// "memx:<id>" say what else the filter of entry "sst:<id>" / "mem:<id>"
+// holds (EncodeEntryExtension). Written only when it differs from "whole
+// keys, no prefixes"; readers that predate them skip them as unknown
+// fields, which is safe (docs/redis_mirror.md §3.4.1).
+inline constexpr char kImmutableExtPrefix[] = "sstx:";
+inline constexpr char kLiveExtPrefix[] = "memx:";
 }  // namespace mirror_field
 
 // Mirror names: 1..128 bytes of [A-Za-z0-9_.-] (no braces, so the hash tag
@@ -136,6 +143,12 @@ struct MirrorImmutableEntry {
   // Inclusive user-key range of the keys the filter covers.
   std::string smallest;
   std::string largest;
+  // From the "sstx:<id>" extension (defaults when there is none): whether
+  // the filter holds the whole keys, and the SliceTransform name whose
+  // prefixes it also holds ("" when none; "?" when the name is not a
+  // token, which no reader can match).
+  bool whole_keys = true;
+  std::string prefix_extractor;
 
   bool operator==(const MirrorImmutableEntry&) const = default;
 };
@@ -153,6 +166,9 @@ struct MirrorSubFilter {
 struct MirrorLiveEntry {
   uint64_t id = 0;
   std::vector<MirrorSubFilter> subfilters;
+  // From the "memx:<id>" extension, as for MirrorImmutableEntry.
+  bool whole_keys = true;
+  std::string prefix_extractor;
   bool operator==(const MirrorLiveEntry&) const = default;
 };
 
@@ -188,13 +204,32 @@ absl::Status DecodeImmutableValue(std::string_view value,
                                   MirrorImmutableEntry* e);
 absl::Status DecodeLiveValue(std::string_view value, MirrorLiveEntry* e);
 
+// Entry extensions: "sstx:<id>" / "memx:<id>" ->
+// "<whole keys: 1|0> <prefix extractor name|->", single spaces; a reader
+// ignores further space-separated words (room for later additions).
+// NeedsExtension: false for whole keys without prefixes (no field then).
+std::string ImmutableExtField(uint64_t id);
+std::string LiveExtField(uint64_t id);
+bool NeedsExtension(bool whole_keys, std::string_view prefix_extractor);
+std::string EncodeEntryExtension(bool whole_keys,
+                                 std::string_view prefix_extractor);
+absl::Status DecodeEntryExtension(std::string_view value, bool* whole_keys,
+                                  std::string* prefix_extractor);
+
+// Every entry field of a manifest (entries and their extensions), by field
+// name: what EncodeManifest writes after the header, and what a writer
+// diffs between two listings.
+std::vector<std::pair<std::string, std::string>> EncodeEntryFields(
+    const MirrorManifest& m);
+
 // The fields of a whole manifest (header fields and one per entry; the
 // complete_* and writes fields included).
 std::vector<std::pair<std::string, std::string>> EncodeManifest(
     const MirrorManifest& m);
 // From HGETALL's (field, value) pairs. NotFound for an empty hash (no
-// manifest); DataLoss naming the field for anything malformed or missing;
-// unknown fields are skipped.
+// manifest); DataLoss naming the field for anything malformed or missing
+// (an extension of an entry the manifest does not list included); unknown
+// fields are skipped.
 absl::StatusOr<MirrorManifest> DecodeManifest(
     const std::vector<std::pair<std::string, std::string>>& fields);
 

@@ -497,19 +497,11 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
 void RedisMirrorWriter::StageListingDiff(const MirrorManifest& next,
                                          CommitRequest* q,
                                          std::vector<RedisArgs>* cmds) const {
+  // Entries and their extensions alike: an entry and its extension change
+  // in the same commit.
   std::map<std::string, std::string> before, after;
-  for (const auto& e : published_.immutables) {
-    before[ImmutableField(e.id)] = EncodeImmutableValue(e);
-  }
-  for (const auto& e : published_.lives) {
-    before[LiveField(e.id)] = EncodeLiveValue(e);
-  }
-  for (const auto& e : next.immutables) {
-    after[ImmutableField(e.id)] = EncodeImmutableValue(e);
-  }
-  for (const auto& e : next.lives) {
-    after[LiveField(e.id)] = EncodeLiveValue(e);
-  }
+  for (auto& [f, v] : EncodeEntryFields(published_)) before[f] = std::move(v);
+  for (auto& [f, v] : EncodeEntryFields(next)) after[f] = std::move(v);
   for (const auto& [f, v] : before) {
     if (!after.contains(f)) q->del_fields.push_back(f);
   }

@@ -7,6 +7,7 @@
 // filter (no false negatives at any size, sub-filters larger and tighter,
 // deltas that reproduce the bytes).
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -215,6 +216,101 @@ TEST(MirrorFormatTest, ManifestRefusesWhatItDoesNotUnderstand) {
     absl::Status s = with(field, value);
     EXPECT_TRUE(absl::IsDataLoss(s)) << field << "=" << value << ": " << s;
   }
+}
+
+// Entry extensions: which filters hold prefixes of which extractor, and
+// whether whole keys are in them. Written only when they say something,
+// decoded onto their entries, refused when malformed or orphaned.
+TEST(MirrorFormatTest, EntryExtensionsRoundTrip) {
+  MirrorManifest m = SampleManifest();
+  // Without prefixes a manifest is exactly what it was before extensions.
+  for (const auto& [f, v] : EncodeManifest(m)) {
+    EXPECT_FALSE(f.starts_with("sstx:") || f.starts_with("memx:")) << f;
+  }
+  m.immutables[0].prefix_extractor = "siftdb.FixedPrefix.4";
+  m.immutables[1].whole_keys = false;
+  m.immutables[1].prefix_extractor = "my extractor";  // not a token: "?"
+  m.immutables[1].policy = "prefixonly.siftdb.BlockedBloom";
+  m.lives[0].prefix_extractor = "siftdb.FixedPrefix.4";
+  auto fields = EncodeManifest(m);
+  std::map<std::string, std::string> by_name(fields.begin(), fields.end());
+  EXPECT_EQ(by_name["sstx:5"], "1 siftdb.FixedPrefix.4");
+  EXPECT_EQ(by_name["sstx:9"], "0 ?");
+  EXPECT_EQ(by_name["memx:12"], "1 siftdb.FixedPrefix.4");
+  auto decoded = DecodeManifest(fields);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  m.immutables[1].prefix_extractor = "?";
+  EXPECT_EQ(decoded->immutables, m.immutables);
+  EXPECT_EQ(decoded->lives, m.lives);
+  // Words after the second are a later addition's: ignored.
+  for (auto& [f, v] : fields) {
+    if (f == "memx:12") v = "1 siftdb.FixedPrefix.4 later words";
+  }
+  decoded = DecodeManifest(fields);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->lives, m.lives);
+  // "-": prefixes of no extractor.
+  bool whole = true;
+  std::string name = "x";
+  ASSERT_TRUE(DecodeEntryExtension("0 -", &whole, &name).ok());
+  EXPECT_FALSE(whole);
+  EXPECT_EQ(name, "");
+  EXPECT_EQ(EncodeEntryExtension(false, ""), "0 -");
+
+  const auto good = EncodeManifest(m);
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"sstx:5", ""},
+           {"sstx:5", "1"},
+           {"sstx:5", "2 siftdb.FixedPrefix.4"},
+           {"sstx:5", "yes siftdb.FixedPrefix.4"},
+           {"sstx:5", "1 a{b"},
+           {"sstx:x", "1 -"},
+           {"sstx:6", "1 -"},   // no entry sst:6
+           {"memx:13", "1 -"},  // no entry mem:13
+           {"sstx:05", "1 -"},  // a second extension of sst:5
+       }) {
+    auto f = good;
+    if (field == "sstx:5") {
+      for (auto& [k, v] : f) {
+        if (k == field) v = value;
+      }
+    } else {
+      f.emplace_back(field, value);
+    }
+    absl::Status s = DecodeManifest(f).status();
+    EXPECT_TRUE(absl::IsDataLoss(s)) << field << "=" << value << ": " << s;
+  }
+}
+
+// A reader that predates the extensions skips them as unknown fields: the
+// names must never look like entries to it ("sst:" / "mem:" followed by an
+// id), and what it decodes is the manifest without them: every entry whole
+// keys, no prefixes. Its key answers rest on the policy name, which tags a
+// prefix-only filter so that it is never read as holding keys.
+TEST(MirrorFormatTest, OlderReadersSkipEntryExtensions) {
+  MirrorManifest m = SampleManifest();
+  m.immutables[0].whole_keys = false;
+  m.immutables[0].policy = "prefixonly.siftdb.BlockedBloom";
+  m.immutables[0].prefix_extractor = "siftdb.FixedPrefix.4";
+  m.lives[0].prefix_extractor = "siftdb.FixedPrefix.4";
+  auto fields = EncodeManifest(m);
+  std::vector<std::pair<std::string, std::string>> old_view;
+  for (const auto& [f, v] : fields) {
+    const bool ext = f.starts_with("sstx:") || f.starts_with("memx:");
+    EXPECT_EQ(ext, !f.starts_with("sst:") && !f.starts_with("mem:") &&
+                       (f.starts_with("sst") || f.starts_with("mem")))
+        << f;
+    if (!ext) old_view.emplace_back(f, v);
+  }
+  auto old = DecodeManifest(old_view);
+  ASSERT_TRUE(old.ok()) << old.status();
+  ASSERT_EQ(old->immutables.size(), 2u);
+  EXPECT_TRUE(old->immutables[0].whole_keys);  // as an older reader sees it
+  EXPECT_EQ(old->immutables[0].prefix_extractor, "");
+  // ... but its policy is not one an older reader probes keys with.
+  EXPECT_FALSE(old->immutables[0].policy.starts_with("siftdb."));
+  EXPECT_EQ(old->lives[0].prefix_extractor, "");
 }
 
 // Format 1 (before writer fencing and the identity in the lease) is refused
