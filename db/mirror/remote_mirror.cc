@@ -13,6 +13,7 @@
 #include "filter/bloom_math.h"
 #include "filter/filter_hash.h"
 #include "siftdb/comparator.h"
+#include "siftdb/slice_transform.h"
 
 namespace siftdb {
 
@@ -23,17 +24,34 @@ absl::Status BadOption(const std::string& what) {
                                     what);
 }
 
+// The hashes a write group adds to its MemTable's live filter: each Put
+// key's and, with a prefix extractor, each in-domain key's prefix (hashed
+// like a key, as the table filters hold them), so that a remote prefix
+// check never misses a prefix that is only in the MemTable.
 class HashCollector final : public WriteBatch::Handler {
  public:
-  explicit HashCollector(std::vector<uint64_t>* out) : out_(out) {}
+  HashCollector(const SliceTransform* extractor, std::vector<uint64_t>* out)
+      : extractor_(extractor), out_(out) {}
   void Put(std::string_view key, std::string_view) override {
     out_->push_back(FilterKeyHash(key));
+    if (extractor_ != nullptr && extractor_->InDomain(key)) {
+      const std::string_view prefix = extractor_->Transform(key);
+      // Neighbouring keys often share a prefix: hash it once per run.
+      if (!have_last_ || prefix != last_prefix_) {
+        last_prefix_.assign(prefix);
+        have_last_ = true;
+        out_->push_back(FilterKeyHash(prefix));
+      }
+    }
   }
   // A deleted key is not held: its absence needs no "maybe".
   void Delete(std::string_view) override {}
 
  private:
+  const SliceTransform* const extractor_;
   std::vector<uint64_t>* const out_;
+  std::string last_prefix_;
+  bool have_last_ = false;
 };
 
 }  // namespace
@@ -108,6 +126,9 @@ absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
   live.error_rate =
       bpk > 0 ? std::clamp(BlockedFpRate(bpk, BlockedOptimalK(bpk)), 1e-6, 0.1)
               : 0.01;
+  if (options.prefix_extractor != nullptr) {
+    live.prefix_extractor = options.prefix_extractor->Name();
+  }
   return std::unique_ptr<RemoteMirror>(
       new RemoteMirrorImpl(options, table_cache, std::move(w), live));
 }
@@ -201,7 +222,7 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
   e.memtable_id = memtable_id;
   e.last_sequence = last_sequence;
   e.hashes.reserve(static_cast<size_t>(std::max(0, group.Count())));
-  HashCollector collector(&e.hashes);
+  HashCollector collector(options_.prefix_extractor.get(), &e.hashes);
   // A group DBImpl built is well-formed; if not, what was collected goes.
   group.Iterate(&collector).IgnoreError();
 

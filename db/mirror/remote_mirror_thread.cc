@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "db/mirror/remote_mirror_impl.h"
 #include "db/table_cache.h"
+#include "table/format.h"
 #include "table/table.h"
 #include "util/crc32c.h"
 
@@ -147,6 +148,15 @@ RemoteMirrorImpl::ReadTableFilter(const MirrorTable& t, std::string* bytes) {
         bytes->assign(table.filter_data());
         info.num_keys = table.properties().filter_num_keys;
         info.entry.policy = std::string(table.filter_policy_name());
+        // What else the filter holds, for remote prefix checks: the
+        // prefixes of the extractor the table was built under, and whether
+        // the whole keys are there too (a prefix-only filter's policy name
+        // carries the tag, which readers that predate prefixes do not know:
+        // they answer maybe for it).
+        info.entry.prefix_extractor =
+            table.properties().filter_prefix_extractor;
+        info.entry.whole_keys =
+            !info.entry.policy.starts_with(kPrefixOnlyFilterTag);
       });
   if (!s.ok()) return s;
   info.entry.id = t.number;

@@ -153,6 +153,8 @@ uint64_t LiveFilter::bitmap_bits() const {
 MirrorLiveEntry LiveFilter::Entry(uint64_t id) const {
   MirrorLiveEntry e;
   e.id = id;
+  e.whole_keys = true;
+  e.prefix_extractor = options_.prefix_extractor;
   for (const auto& s : subs_) e.subfilters.push_back(s->desc);
   return e;
 }

@@ -45,6 +45,10 @@ struct LiveFilterOptions {
   double growth = 2;                  // >= 1
   double tightening = 0.5;            // (0, 1)
   int max_subfilters = 32;            // the last one then takes everything
+  // Name of the SliceTransform whose prefixes the owner adds besides the
+  // whole keys ("" when none); recorded in Entry() for readers. The filter
+  // itself only sees hashes.
+  std::string prefix_extractor;
 };
 
 // The blocked filter for `capacity` keys at false-positive rate
