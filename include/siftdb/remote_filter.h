@@ -31,6 +31,17 @@
 // reason. Every round trip also sends INFO replication: the reader's ACL
 // user needs +info besides the read commands below.
 //
+// Prefixes: for a database with Options::prefix_extractor,
+// MayContainPrefix(P) is false only when no key whose prefix (under that
+// extractor) is P can be in the database, with the same guarantee. It may
+// say "no" only when every filter that could hold such a key -- each table
+// whose key range can hold keys starting with P (bytewise comparator only;
+// otherwise every table) and every live MemTable filter -- records the
+// prefixes of one and the same extractor (prefix_extractor below, or the
+// one they all name) and rejects P. A filter without prefixes (a table
+// written before the extractor was set) or with another extractor's means
+// "maybe", and the status says which (docs/prefix_filters.md).
+//
 // Async mirrors: the engine's writes reach the mirror with a bounded lag;
 // the guarantee holds for writes acknowledged before the watermark
 // (watermark()), i.e. complete_unix_ms, and for sequence numbers up to
@@ -98,6 +109,15 @@ struct SIFTDB_EXPORT RemoteFilterReaderOptions {
   // sub-filters); a table filter above max_cached_filter_bytes is never
   // fetched.
   size_t max_fetch_bytes_per_batch = size_t{64} << 20;
+
+  // The SliceTransform::Name() of the extractor the prefixes given to
+  // MayContainPrefix come from (e.g. "siftdb.FixedPrefix.4"). Set: only
+  // filters holding that extractor's prefixes may answer "no". Empty: the
+  // filters a prefix needs must all name one extractor, and the caller
+  // promises its prefixes come from it. For the built-in names the length
+  // is checked too: a FixedPrefix.<n> prefix of another length than n, or a
+  // CappedPrefix.<n> one longer than n, is answered "maybe".
+  std::string prefix_extractor;
 };
 
 // Up to where an async mirror is complete, as of the last MayContainMany
@@ -150,6 +170,18 @@ class SIFTDB_EXPORT RemoteFilter {
   // makes them all "maybe").
   virtual absl::Status MayContainMany(std::span<const std::string_view> keys,
                                       std::vector<bool>* answers) = 0;
+
+  // False only when the database certainly holds no key whose prefix is
+  // `prefix` (the output of the database's prefix extractor for such keys,
+  // not just any leading bytes; see "Prefixes" above). Same
+  // fail-open contract as MayContain: "maybe" when in doubt, *why says why.
+  bool MayContainPrefix(std::string_view prefix, absl::Status* why = nullptr);
+
+  // answers->at(i) answers prefixes[i] (true: maybe), as MayContainMany
+  // does for keys; one round trip per max_batch_keys prefixes.
+  virtual absl::Status MayContainPrefixMany(
+      std::span<const std::string_view> prefixes,
+      std::vector<bool>* answers) = 0;
 
   virtual RemoteFilterWatermark watermark() const = 0;
   virtual RemoteFilterStats stats() const = 0;

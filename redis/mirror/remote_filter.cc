@@ -28,6 +28,18 @@ constexpr char kBytewiseComparatorName[] = "siftdb.BytewiseComparator";
 absl::Status RemoteFilterImpl::MayContainMany(
     std::span<const std::string_view> keys, std::vector<bool>* answers) {
   MutexLock l(&mu_);
+  return ProbeAll(keys, /*prefixes=*/false, answers);
+}
+
+absl::Status RemoteFilterImpl::MayContainPrefixMany(
+    std::span<const std::string_view> prefixes, std::vector<bool>* answers) {
+  MutexLock l(&mu_);
+  return ProbeAll(prefixes, /*prefixes=*/true, answers);
+}
+
+absl::Status RemoteFilterImpl::ProbeAll(std::span<const std::string_view> keys,
+                                        bool prefixes,
+                                        std::vector<bool>* answers) {
   answers->assign(keys.size(), true);
   absl::Status first;
   const size_t step = std::max<size_t>(1, options_.max_batch_keys);
@@ -37,7 +49,8 @@ absl::Status RemoteFilterImpl::MayContainMany(
   std::optional<RemoteFilterWatermark> low;
   for (size_t start = 0; start < keys.size(); start += step) {
     const size_t n = std::min(step, keys.size() - start);
-    absl::Status s = ProbeBatch(keys.subspan(start, n), answers, start);
+    absl::Status s =
+        ProbeBatch(keys.subspan(start, n), prefixes, answers, start);
     if (first.ok() && !s.ok()) first = s;
     if (!low.has_value()) {
       low = watermark_;
@@ -104,6 +117,29 @@ void RemoteFilterImpl::CandidateTables(std::string_view key,
         break;
       }
     }
+  }
+}
+
+void RemoteFilterImpl::CandidatePrefixTables(std::string_view prefix,
+                                             std::vector<size_t>* out) const {
+  out->clear();
+  const auto& imm = manifest_->immutables;
+  // Bytewise, the keys starting with P are exactly [P, successor(P)), where
+  // successor(P) drops P's trailing 0xff bytes and increments the last
+  // byte left; none left (P empty or all 0xff): no upper end. A table can
+  // hold such a key iff largest >= P and smallest < successor(P).
+  std::string upper(prefix);
+  while (!upper.empty() && static_cast<unsigned char>(upper.back()) == 0xff) {
+    upper.pop_back();
+  }
+  const bool bounded = ranges_usable_ && !upper.empty();
+  if (bounded) upper.back() = static_cast<char>(upper.back() + 1);
+  for (size_t i = 0; i < imm.size(); i++) {
+    if (ranges_usable_ && (std::string_view(imm[i].largest) < prefix ||
+                           (bounded && imm[i].smallest >= upper))) {
+      continue;
+    }
+    out->push_back(i);
   }
 }
 
@@ -261,6 +297,15 @@ bool RemoteFilter::MayContain(std::string_view key, absl::Status* why) {
   std::vector<bool> answers;
   std::string_view keys[1] = {key};
   absl::Status s = MayContainMany(keys, &answers);
+  if (why != nullptr) *why = s;
+  return answers.empty() || answers[0];
+}
+
+bool RemoteFilter::MayContainPrefix(std::string_view prefix,
+                                    absl::Status* why) {
+  std::vector<bool> answers;
+  std::string_view prefixes[1] = {prefix};
+  absl::Status s = MayContainPrefixMany(prefixes, &answers);
   if (why != nullptr) *why = s;
   return answers.empty() || answers[0];
 }

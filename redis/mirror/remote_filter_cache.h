@@ -4,9 +4,11 @@
 // The remote reader's cache of table filters (include/siftdb/remote_filter.h):
 // each filter fetched from Redis is decoded once (blocked or classic, by its
 // trailer; anything else, or a policy that is not siftdb's, answers
-// "maybe") and kept in an LRU bounded in bytes. Entries are keyed by id and
-// checked against the manifest's (crc32c, size), so a reused id never
-// serves old bytes.
+// "maybe") and kept in an LRU bounded in bytes. A prefix-only filter
+// ("prefixonly.<siftdb policy>") is decoded too, but answers "maybe" for
+// keys: it holds none; prefixes are probed whatever the policy's tag. Entries
+// are keyed by id and checked against the manifest's (crc32c, size), so a
+// reused id never serves old bytes.
 //
 // Thread safety: not thread-safe; the reader guards it with its mutex.
 
@@ -40,9 +42,16 @@ struct RemoteCachedFilter {
   } kind = Kind::kAlwaysMaybe;
   ParsedBlockedBloom blocked;
   ParsedClassicBloom classic;
+  // The filter holds whole keys (the policy carries no prefix-only tag).
+  bool keys_usable = false;
 
   void Decode(std::string_view policy) {
     kind = Kind::kAlwaysMaybe;
+    keys_usable = policy.starts_with("siftdb.");
+    // Persisted tag of table/format.h (kPrefixOnlyFilterTag).
+    constexpr std::string_view kPrefixOnly = "prefixonly.";
+    if (policy.starts_with(kPrefixOnly))
+      policy.remove_prefix(kPrefixOnly.size());
     // Only siftdb's own policies hash with XXH3 and carry this trailer.
     if (!policy.starts_with("siftdb.")) return;
     FilterTrailer t;
@@ -55,7 +64,13 @@ struct RemoteCachedFilter {
       if (classic.valid()) kind = Kind::kClassic;
     }
   }
+  // A key's hash.
   bool MayMatch(uint64_t hash) const {
+    return !keys_usable || PrefixMayMatch(hash);
+  }
+  // A prefix's hash (the caller checked that the table holds prefixes of
+  // its extractor).
+  bool PrefixMayMatch(uint64_t hash) const {
     switch (kind) {
       case Kind::kBlocked:
         return blocked.HashMayMatch(hash);

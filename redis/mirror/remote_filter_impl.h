@@ -6,7 +6,12 @@
 // docs/redis_mirror.md §4; the key names and encodings are
 // redis/mirror/redis_mirror_format.h. remote_filter.cc holds the manifest,
 // the trust check and the public entry points; remote_filter_probe.cc one
-// batch (ProbeBatch: the local pass, the pipeline, the replies).
+// batch (ProbeBatch: the local pass, the pipeline, the replies). A batch
+// probes keys or prefixes; both are hashed alike and probe the same
+// filters, but a prefix may be rejected only by filters that record the
+// prefixes of the batch's extractor (a table's or live filter's manifest
+// extension), and its candidate tables are those whose range can hold keys
+// starting with it.
 //
 // Thread safety: every public method takes mu_; one batch at a time.
 
@@ -50,6 +55,8 @@ class RemoteFilterImpl final : public RemoteFilter {
 
   absl::Status MayContainMany(std::span<const std::string_view> keys,
                               std::vector<bool>* answers) override;
+  absl::Status MayContainPrefixMany(std::span<const std::string_view> prefixes,
+                                    std::vector<bool>* answers) override;
   RemoteFilterWatermark watermark() const override;
   RemoteFilterStats stats() const override;
   void ClearCache() override;
@@ -65,6 +72,7 @@ class RemoteFilterImpl final : public RemoteFilter {
   // One batch between its steps: answers so far, what to fetch and probe,
   // the pipeline, and the first cap met.
   struct BatchPlan {
+    bool prefixes = false;         // the "keys" are prefixes
     std::vector<uint64_t> hashes;  // FilterKeyHash of each key
     std::vector<char> maybe;       // 1: answered "maybe"
     std::vector<std::pair<uint32_t, uint32_t>> unresolved;  // (key, table)
@@ -73,11 +81,25 @@ class RemoteFilterImpl final : public RemoteFilter {
     std::vector<uint32_t> need;      // keys the live filters must answer
     std::vector<LiveProbe> probes;
     std::vector<RedisArgs> cmds;
+    // The first cap met, or the first filter that could not answer for a
+    // key (no whole keys) or prefix (no prefixes, another extractor's).
     absl::Status capped;
+    void Note(absl::Status s) {
+      if (capped.ok()) capped = std::move(s);
+    }
   };
 
   // The tables a key may be in, by the manifest's ranges.
   void CandidateTables(std::string_view key, std::vector<size_t>* out) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The tables keys starting with `prefix` may be in: bytewise, such keys
+  // lie in [prefix, successor(prefix)); all tables for another comparator.
+  void CandidatePrefixTables(std::string_view prefix,
+                             std::vector<size_t>* out) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // MayContainMany and MayContainPrefixMany: batches of max_batch_keys.
+  absl::Status ProbeAll(std::span<const std::string_view> keys, bool prefixes,
+                        std::vector<bool>* answers)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FetchManifest() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FailOpen(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -91,10 +113,11 @@ class RemoteFilterImpl final : public RemoteFilter {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // --- One batch (remote_filter_probe.cc) ---
-  absl::Status ProbeBatch(std::span<const std::string_view> keys,
+  absl::Status ProbeBatch(std::span<const std::string_view> keys, bool prefixes,
                           std::vector<bool>* answers, size_t offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Cached table filters, locally; the tables to fetch.
+  // Cached table filters, locally; the tables to fetch. For prefixes, also
+  // which filters may answer (their extractor), and which may not.
   void LocalPass(std::span<const std::string_view> keys, BatchPlan* plan)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // GETs of the tables to fetch, within the byte caps.

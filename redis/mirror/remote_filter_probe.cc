@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "filter/blocked_bloom.h"
@@ -27,11 +28,67 @@ constexpr int kMaxAttempts = 4;
 // BITFIELD_RO GET operations per command.
 constexpr size_t kBitfieldOpsPerCommand = 4096;
 
+// The names of the built-in extractors (include/siftdb/slice_transform.h):
+// whether `prefix` can be an output of the extractor named `name`. Other
+// names: true (the caller vouches for its prefixes).
+bool PrefixFitsExtractor(std::string_view name, std::string_view prefix) {
+  constexpr std::string_view kFixed = "siftdb.FixedPrefix.";
+  constexpr std::string_view kCapped = "siftdb.CappedPrefix.";
+  size_t n = 0;
+  if (name.starts_with(kFixed) &&
+      absl::SimpleAtoi(AsAbsl(name.substr(kFixed.size())), &n)) {
+    return prefix.size() == n;
+  }
+  if (name.starts_with(kCapped) &&
+      absl::SimpleAtoi(AsAbsl(name.substr(kCapped.size())), &n)) {
+    return prefix.size() <= n;
+  }
+  return true;
+}
+
+// Why a filter cannot answer for a prefix of extractor `want` ("" when
+// any is accepted); "" when it can.
+std::string PrefixUnusable(std::string_view have, std::string_view want) {
+  if (have.empty()) return "holds no prefixes";
+  if (have == "?")
+    return "holds prefixes of an extractor whose name is not a token";
+  if (!want.empty() && have != want) {
+    return absl::StrFormat("holds prefixes of %s, not of %s", have, want);
+  }
+  return "";
+}
+
 }  // namespace
 
 void RemoteFilterImpl::LocalPass(std::span<const std::string_view> keys,
                                  BatchPlan* plan) {
   const auto& imm = manifest_->immutables;
+  const auto& lives = manifest_->lives;
+  auto all_maybe = [&](absl::Status why) {
+    plan->Note(std::move(why));
+    std::fill(plan->maybe.begin(), plan->maybe.end(), 1);
+  };
+  // The extractor every filter must hold the prefixes of: the reader's,
+  // else the one the live filters (always consulted) name, else the first
+  // candidate table's, per prefix.
+  std::string want = options_.prefix_extractor;
+  for (const MirrorLiveEntry& e : lives) {
+    if (plan->prefixes) {
+      const std::string why = PrefixUnusable(e.prefix_extractor, want);
+      if (!why.empty()) {
+        return all_maybe(absl::FailedPreconditionError(absl::StrFormat(
+            "mirror \"%s\": MemTable filter %d %s; answering maybe for "
+            "prefixes",
+            keys_.name(), e.id, why)));
+      }
+      want = e.prefix_extractor;
+    } else if (!e.whole_keys) {
+      return all_maybe(absl::FailedPreconditionError(absl::StrFormat(
+          "mirror \"%s\": MemTable filter %d holds no whole keys; answering "
+          "maybe",
+          keys_.name(), e.id)));
+    }
+  }
   std::vector<size_t> candidates;
   // Each table's cached filter, looked up once per batch (the LRU is
   // touched once, not once per key).
@@ -40,15 +97,38 @@ void RemoteFilterImpl::LocalPass(std::span<const std::string_view> keys,
     if (imm[t].size > 0) cached[t] = cache_.Lookup(imm[t]);
   }
   for (size_t i = 0; i < keys.size(); i++) {
-    CandidateTables(keys[i], &candidates);
+    std::string_view expected = want;
+    if (plan->prefixes) {
+      CandidatePrefixTables(keys[i], &candidates);
+    } else {
+      CandidateTables(keys[i], &candidates);
+    }
     for (size_t t : candidates) {
+      if (plan->prefixes) {
+        const std::string why =
+            PrefixUnusable(imm[t].prefix_extractor, expected);
+        if (!why.empty()) {
+          plan->Note(absl::FailedPreconditionError(absl::StrFormat(
+              "mirror \"%s\": table filter %d %s (written before the "
+              "extractor was set or changed); answering maybe for the "
+              "prefixes it may hold",
+              keys_.name(), imm[t].id, why)));
+          plan->maybe[i] = 1;
+          break;
+        }
+        expected = imm[t].prefix_extractor;
+      } else if (!imm[t].whole_keys) {
+        plan->maybe[i] = 1;  // prefixes only: no key can be rejected
+        break;
+      }
       if (imm[t].size == 0) {  // a table without a filter
         plan->maybe[i] = 1;
         break;
       }
       RemoteCachedFilter* f = cached[t];
       if (f != nullptr) {
-        if (f->MayMatch(plan->hashes[i])) {
+        if (plan->prefixes ? f->PrefixMayMatch(plan->hashes[i])
+                           : f->MayMatch(plan->hashes[i])) {
           plan->maybe[i] = 1;
           break;
         }
@@ -56,6 +136,16 @@ void RemoteFilterImpl::LocalPass(std::span<const std::string_view> keys,
         plan->fetch.emplace(t, 0);
         plan->unresolved.emplace_back(i, t);
       }
+    }
+    // A prefix the extractor cannot produce was not inserted as such: it
+    // may stand for keys the filters hold under another prefix.
+    if (plan->prefixes && !plan->maybe[i] && !expected.empty() &&
+        !PrefixFitsExtractor(expected, keys[i])) {
+      plan->Note(absl::InvalidArgumentError(absl::StrFormat(
+          "mirror \"%s\": a prefix of %d bytes cannot come from %s; "
+          "answering maybe",
+          keys_.name(), keys[i].size(), expected)));
+      plan->maybe[i] = 1;
     }
   }
 }
@@ -203,7 +293,10 @@ void RemoteFilterImpl::ApplyTableReplies(const std::vector<RedisReply>& r,
       continue;
     }
     RemoteCachedFilter* f = cache_.Lookup(imm[t]);
-    if (f == nullptr || f->MayMatch(plan->hashes[i])) plan->maybe[i] = 1;
+    if (f == nullptr || (plan->prefixes ? f->PrefixMayMatch(plan->hashes[i])
+                                        : f->MayMatch(plan->hashes[i]))) {
+      plan->maybe[i] = 1;
+    }
   }
 }
 
@@ -299,8 +392,8 @@ void RemoteFilterImpl::ApplyLiveReplies(const std::vector<RedisReply>& r,
 }
 
 absl::Status RemoteFilterImpl::ProbeBatch(
-    std::span<const std::string_view> keys, std::vector<bool>* answers,
-    size_t offset) {
+    std::span<const std::string_view> keys, bool prefixes,
+    std::vector<bool>* answers, size_t offset) {
   const size_t n = keys.size();
   stats_.keys += n;
   stats_.batches++;
@@ -315,6 +408,7 @@ absl::Status RemoteFilterImpl::ProbeBatch(
     }
     const MirrorManifest& m = *manifest_;
     BatchPlan plan;
+    plan.prefixes = prefixes;
     plan.hashes = hashes;
     plan.maybe.assign(n, 0);
     LocalPass(keys, &plan);
