@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
+#include "siftdb/slice_transform.h"
 #include "siftdb/write_batch.h"
 #include "tests/mirror/mirror_test_util.h"
 #include "tests/support/paths.h"
@@ -113,6 +114,48 @@ TEST(SiftProbeTest, AnswersKeysFromArgumentsAndStdin) {
                                    RedisServer::PickFreePort()));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("UNAVAILABLE"), std::string::npos) << r.err;
+}
+
+// --prefix: the inputs are prefixes of the DB's extractor; --extractor
+// names it (another name: "maybe" with the reason); --extractor alone is a
+// usage error.
+TEST(SiftProbeTest, AnswersPrefixes) {
+  SIFTDB_REQUIRE_REDIS();
+  ASSERT_FALSE(SiftProbeBinary().empty());
+  auto server = RedisServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  TempDir dbdir, io;
+  Options o = MirrorOptions({(*server)->endpoint()}, "probepfx",
+                            RemoteFilterOptions::Mode::kSync);
+  o.prefix_extractor = NewFixedPrefixTransform(7);  // "key0001": 10^4 keys
+  auto db = DB::Open(o, dbdir.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  WriteBatch b;
+  for (int i = 0; i < 30000; i += 7) b.Put(TestKey(i), "v");
+  ASSERT_TRUE((*db)->Write(WriteOptions(), &b).ok());
+  ASSERT_TRUE(Impl(db->get())->FlushMemTable().ok());
+  ASSERT_TRUE(Impl(db->get())->WaitForBackgroundWork().ok());
+
+  const std::string flags = absl::StrFormat(
+      "--redis=%s --name=probepfx --prefix", (*server)->endpoint());
+  // key0000..key0002 present; zzz0001 beyond every table and not in the
+  // (empty) MemTable.
+  ProbeRun r = RunProbe(io, flags + " --extractor=siftdb.FixedPrefix.7",
+                        "key0000\nkey0002\nzzz0001\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "maybe key0000\nmaybe key0002\nno zzz0001\n");
+  EXPECT_NE(r.err.find("3 prefixes: 2 maybe, 1 no"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("status: OK"), std::string::npos) << r.err;
+  r = RunProbe(io, flags + " --extractor=siftdb.FixedPrefix.3 key0003");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "maybe key0003\n");
+  EXPECT_NE(r.err.find("not of siftdb.FixedPrefix.3"), std::string::npos)
+      << r.err;
+  r = RunProbe(io, absl::StrFormat("--redis=%s --name=probepfx "
+                                   "--extractor=siftdb.FixedPrefix.7 k",
+                                   (*server)->endpoint()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 }  // namespace

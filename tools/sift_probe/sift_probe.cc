@@ -6,8 +6,13 @@
 //
 //   sift_probe --redis=HOST:PORT --name=DB [--user U --password P] KEY...
 //   producer | sift_probe --redis=HOST:PORT --name=DB
+//   sift_probe --redis=HOST:PORT --name=DB --prefix [--extractor=NAME] P...
 //
 // Prints one line per key, in input order: "maybe <key>" or "no <key>".
+// With --prefix the arguments (or lines) are prefixes, already produced by
+// the database's prefix extractor, and the answer says whether any key of
+// that prefix may exist (RemoteFilter::MayContainPrefixMany); --extractor
+// names that extractor, so only filters holding its prefixes may say no.
 // With no KEY arguments, keys are read from stdin, one per line, and
 // answered in pipelined batches of --batch keys (one Redis round trip per
 // batch while the mirror's table filters are cached). A summary goes to
@@ -37,6 +42,11 @@ ABSL_FLAG(std::string, password, "", "Password (AUTH)");
 ABSL_FLAG(uint64_t, batch, 1000, "Keys per pipelined batch from stdin");
 ABSL_FLAG(uint32_t, timeout_ms, 1000, "Connect and command timeout");
 ABSL_FLAG(bool, quiet, false, "No summary on stderr");
+ABSL_FLAG(bool, prefix, false,
+          "Probe prefixes (outputs of the DB's prefix extractor), not keys");
+ABSL_FLAG(std::string, extractor, "",
+          "With --prefix: the extractor's name (e.g. siftdb.FixedPrefix.4); "
+          "empty: the one the mirror's filters agree on");
 
 namespace {
 
@@ -53,6 +63,7 @@ siftdb::RemoteFilterReaderOptions ReaderOptions() {
       std::min<uint32_t>(absl::GetFlag(FLAGS_timeout_ms), 1u << 30));
   options.connect_timeout_ms = timeout_ms;
   options.command_timeout_ms = timeout_ms;
+  options.prefix_extractor = absl::GetFlag(FLAGS_extractor);
   return options;
 }
 
@@ -60,13 +71,17 @@ siftdb::RemoteFilterReaderOptions ReaderOptions() {
 // to stdout and counts the answers.
 class KeyProber {
  public:
-  explicit KeyProber(siftdb::RemoteFilter* filter) : filter_(filter) {}
+  // prefixes: the inputs are prefixes (MayContainPrefixMany).
+  KeyProber(siftdb::RemoteFilter* filter, bool prefixes)
+      : filter_(filter), prefixes_(prefixes) {}
 
-  // Answers `keys` with one pipelined MayContainMany.
+  // Answers `keys` with one pipelined MayContainMany (or
+  // MayContainPrefixMany).
   void AnswerBatch(const std::vector<std::string>& keys) {
     std::vector<std::string_view> views(keys.begin(), keys.end());
     std::vector<bool> answers;
-    absl::Status st = filter_->MayContainMany(views, &answers);
+    absl::Status st = prefixes_ ? filter_->MayContainPrefixMany(views, &answers)
+                                : filter_->MayContainMany(views, &answers);
     if (first_problem_.ok() && !st.ok()) first_problem_ = st;
     out_.clear();
     for (size_t i = 0; i < keys.size(); i++) {
@@ -102,6 +117,7 @@ class KeyProber {
 
  private:
   siftdb::RemoteFilter* const filter_;
+  const bool prefixes_;
   uint64_t total_ = 0;
   uint64_t maybes_ = 0;
   absl::Status first_problem_;
@@ -121,11 +137,12 @@ void PrintSummary(const KeyProber& prober, siftdb::RemoteFilter* filter,
   siftdb::RemoteFilterStats st = filter->stats();
   siftdb::RemoteFilterWatermark w = filter->watermark();
   std::fprintf(stderr,
-               "sift_probe: %llu keys: %llu maybe, %llu no; %llu batches, "
+               "sift_probe: %llu %s: %llu maybe, %llu no; %llu batches, "
                "%llu round trips, %llu table filters fetched (%llu bytes); "
                "%.1f ms; mirror mode=%s complete_seq=%llu "
                "complete_unix_ms=%lld; status: %s\n",
                static_cast<unsigned long long>(total),
+               absl::GetFlag(FLAGS_prefix) ? "prefixes" : "keys",
                static_cast<unsigned long long>(maybes),
                static_cast<unsigned long long>(total - maybes),
                static_cast<unsigned long long>(st.batches),
@@ -144,8 +161,13 @@ int Run(int argc, char** argv) {
   spec.program = "sift_probe";
   spec.usage =
       "usage: sift_probe --redis=HOST:PORT[,HOST:PORT...] --name=DB "
-      "[--user=U] [--password=P] [--batch=N] [KEY...]\n"
+      "[--user=U] [--password=P] [--batch=N] [--prefix [--extractor=NAME]] "
+      "[KEY...]\n"
       "  (no KEY: keys on stdin, one per line)\n"
+      "  --prefix: the inputs are prefixes (outputs of the DB's prefix\n"
+      "  extractor); \"no\" means no key of that prefix exists. --extractor\n"
+      "  names the extractor (e.g. siftdb.FixedPrefix.4); only filters\n"
+      "  holding its prefixes may then answer no.\n"
       "Exit status: 0 answers printed, 1 Redis unreachable or AUTH refused,\n"
       "2 bad command line.\n";
   spec.flag_sources = {"tools/sift_probe/"};
@@ -160,6 +182,9 @@ int Run(int argc, char** argv) {
   if (batch_size == 0) {
     return tools::UsageError("sift_probe", "--batch must be at least 1");
   }
+  if (!absl::GetFlag(FLAGS_prefix) && !absl::GetFlag(FLAGS_extractor).empty()) {
+    return tools::UsageError("sift_probe", "--extractor needs --prefix");
+  }
 
   const siftdb::RemoteFilterReaderOptions options = ReaderOptions();
   const auto start = std::chrono::steady_clock::now();
@@ -171,7 +196,7 @@ int Run(int argc, char** argv) {
     return 1;
   }
 
-  KeyProber prober(filter->get());
+  KeyProber prober(filter->get(), absl::GetFlag(FLAGS_prefix));
   if (!args->positional.empty()) {
     prober.AnswerBatch(args->positional);
   } else {
