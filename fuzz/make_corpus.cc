@@ -258,6 +258,14 @@ void RedisMirrorSeeds() {
   live.subfilters = {{32, 7}, {64, 8}};
   m.lives = {live};
   Write("redis_mirror", "tables_and_live", ManifestText(m));
+  // Entry extensions (sstx:/memx:): prefixes of an extractor, prefix-only.
+  MirrorManifest with_prefixes = m;
+  with_prefixes.immutables[0].prefix_extractor = "siftdb.FixedPrefix.4";
+  with_prefixes.immutables[1].whole_keys = false;
+  with_prefixes.immutables[1].policy = "prefixonly.siftdb.ClassicBloom";
+  with_prefixes.immutables[1].prefix_extractor = "siftdb.CappedPrefix.2";
+  with_prefixes.lives[0].prefix_extractor = "siftdb.FixedPrefix.4";
+  Write("redis_mirror", "entry_extensions", ManifestText(with_prefixes));
   m.mode = "async";
   m.immutables.clear();
   Write("redis_mirror", "async_live_only", ManifestText(m));
