@@ -244,6 +244,40 @@ TEST_F(MirrorPrefixTest, TablesWithoutOrWithAnotherExtractorAnswerMaybe) {
   }
 }
 
+// A capped extractor: a key shorter than the cap is its own prefix; a
+// prefix longer than the cap cannot come from it and is "maybe".
+TEST_F(MirrorPrefixTest, CappedPrefixes) {
+  TempDir dir;
+  Options o = PrefixOptions("capped", 0);
+  o.prefix_extractor = NewCappedPrefixTransform(4);
+  auto db = DB::Open(o, dir.path());
+  ASSERT_TRUE(db.ok()) << db.status();
+  WriteBatch b;
+  for (const char* k : {"ab", "abcdef", "abcdxy", "wxyz0", "wxyz1"}) {
+    b.Put(k, "v");
+  }
+  ASSERT_TRUE((*db)->Write(WriteOptions(), &b).ok());
+  auto reader = OpenReader("capped", "siftdb.CappedPrefix.4");
+  ASSERT_NE(reader, nullptr);
+  absl::Status s;
+  for (const char* p : {"ab", "abcd", "wxyz"}) {
+    EXPECT_TRUE(reader->MayContainPrefix(p, &s)) << p;
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  EXPECT_TRUE(reader->MayContainPrefix("abcde", &s));
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  Settle(db->get(), "capped", dir.path());
+  for (const char* p : {"ab", "abcd", "wxyz"}) {
+    EXPECT_TRUE(reader->MayContainPrefix(p, &s)) << p;
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  // Absent prefixes inside the table's range: mostly rejected.
+  std::vector<std::string> absent;
+  for (int i = 0; i < 1000; i++) absent.push_back(absl::StrFormat("m%03d", i));
+  EXPECT_GT(CountPrefixNo(reader.get(), absent, &s), 950u);
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 // whole_key_filtering = false: the tables' filters hold prefixes only.
 // Keys they cover are "maybe" (never a false "no"); prefixes are answered
 // by the filters. Then a reader that predates the manifest's extensions
