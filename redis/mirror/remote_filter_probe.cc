@@ -109,9 +109,9 @@ void RemoteFilterImpl::LocalPass(std::span<const std::string_view> keys,
             PrefixUnusable(imm[t].prefix_extractor, expected);
         if (!why.empty()) {
           plan->Note(absl::FailedPreconditionError(absl::StrFormat(
-              "mirror \"%s\": table filter %d %s (written before the "
-              "extractor was set or changed); answering maybe for the "
-              "prefixes it may hold",
+              "mirror \"%s\": table filter %d %s (built without that "
+              "extractor); answering maybe for the prefixes its range "
+              "covers",
               keys_.name(), imm[t].id, why)));
           plan->maybe[i] = 1;
           break;
