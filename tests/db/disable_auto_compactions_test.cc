@@ -20,9 +20,8 @@ namespace {
 
 int FilesAt(DB* db, int level) {
   std::string v;
-  EXPECT_TRUE(
-      db->GetProperty(absl::StrFormat("siftdb.num-files-at-level%d", level),
-                      &v));
+  EXPECT_TRUE(db->GetProperty(
+      absl::StrFormat("siftdb.num-files-at-level%d", level), &v));
   return std::stoi(v);
 }
 
@@ -45,8 +44,8 @@ Options SmallTriggers() {
 absl::Status FlushTables(DB* db, int tables, int keys_per_table) {
   for (int t = 0; t < tables; t++) {
     for (int i = 0; i < keys_per_table; i++) {
-      absl::Status s = db->Put(
-          WriteOptions(), absl::StrFormat("k%03d-%05d", i, t), "value");
+      absl::Status s =
+          db->Put(WriteOptions(), absl::StrFormat("k%03d-%05d", i, t), "value");
       if (!s.ok()) return s;
     }
     absl::Status s = db->Flush(FlushOptions());
