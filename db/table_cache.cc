@@ -92,17 +92,6 @@ absl::Status TableCache::WithTable(uint64_t file_number, uint64_t file_size,
   return absl::OkStatus();
 }
 
-bool TableCache::KeyMayMatch(uint64_t file_number, uint64_t file_size,
-                             std::string_view user_key,
-                             const uint64_t* user_key_hash) {
-  auto handle = FindTable(file_number, file_size);
-  if (!handle.ok()) return true;
-  const bool may_match = static_cast<Table*>(cache_->Value(*handle))
-                             ->UserKeyMayMatch(user_key, user_key_hash);
-  cache_->Release(*handle);
-  return may_match;
-}
-
 void TableCache::Evict(uint64_t file_number) {
   cache_->Erase(CacheKey(file_number));
 }

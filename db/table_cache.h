@@ -49,14 +49,6 @@ class TableCache {
       std::string_view internal_key, const uint64_t* user_key_hash,
       absl::FunctionRef<void(std::string_view, std::string_view)> found);
 
-  // The filter alone (Table::UserKeyMayMatch): false only when table
-  // `file_number` certainly holds no entry for user_key. Opening the table
-  // when it is not open reads its footer, index and filter, never a data
-  // block. True when the table cannot be opened: an error is no evidence
-  // that the key is absent (a read of the key reports the error).
-  bool KeyMayMatch(uint64_t file_number, uint64_t file_size,
-                   std::string_view user_key, const uint64_t* user_key_hash);
-
   // Runs fn with the open table (opening it when needed); the table is
   // pinned for the duration of the call.
   absl::Status WithTable(uint64_t file_number, uint64_t file_size,

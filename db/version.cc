@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "db/level_iterator.h"
 #include "db/table_cache.h"
+#include "table/table.h"
 
 namespace siftdb {
 
@@ -132,8 +133,30 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
     return searcher.state != SearchState::kNotFound;
   };
 
-  // Level 0: tables may overlap; search those covering the key, newest
-  // first.
+  ForEachTableHoldingKey(k, search_file);
+
+  if (!status.ok()) return status;
+  if (searcher.state == SearchState::kFound) return absl::OkStatus();
+  return absl::NotFoundError("key not found");
+}
+
+bool Version::KeyMayExist(const LookupKey& k, const uint64_t* user_key_hash) {
+  bool may_exist = false;
+  ForEachTableHoldingKey(k, [&](FileMetaData* f, int, size_t) {
+    may_exist = TableMayMatch(*f, [&](const Table& t) {
+      return t.UserKeyMayMatch(k.user_key(), user_key_hash);
+    });
+    return may_exist;
+  });
+  return may_exist;
+}
+
+void Version::ForEachTableHoldingKey(
+    const LookupKey& k,
+    absl::FunctionRef<bool(FileMetaData* f, int level, size_t index)> fn) {
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::string_view user_key = k.user_key();
+  // Level 0: tables may overlap; those covering the key, newest first.
   absl::InlinedVector<size_t, 16> level0;  // indexes into files_[0]
   for (size_t i = 0; i < files_[0].size(); i++) {
     FileMetaData* f = files_[0][i];
@@ -144,63 +167,19 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
   std::sort(level0.begin(), level0.end(), [this](size_t a, size_t b) {
     return files_[0][a]->number > files_[0][b]->number;
   });
-  bool done = false;
   for (size_t i : level0) {
-    if (search_file(files_[0][i], 0, i)) {
-      done = true;
-      break;
-    }
-  }
-  // Deeper levels: at most one table per level can hold the key.
-  for (int level = 1; !done && level < kNumLevels; level++) {
-    const std::vector<FileMetaData*>& files = files_[level];
-    if (files.empty()) continue;
-    const int index = FindFile(icmp, files, ikey);
-    if (index >= static_cast<int>(files.size())) continue;
-    FileMetaData* f = files[index];
-    if (BeforeFile(ucmp, &user_key, f)) continue;
-    done = search_file(f, level, static_cast<size_t>(index));
-  }
-
-  if (!status.ok()) return status;
-  if (searcher.state == SearchState::kFound) return absl::OkStatus();
-  return absl::NotFoundError("key not found");
-}
-
-bool Version::KeyMayExist(const LookupKey& k, const uint64_t* user_key_hash) {
-  const Comparator* ucmp = icmp_->user_comparator();
-  const std::string_view ikey = k.internal_key();
-  const std::string_view user_key = k.user_key();
-  auto may_match = [&](const FileMetaData* f) {
-    return table_cache_->KeyMayMatch(f->number, f->file_size, user_key,
-                                     user_key_hash);
-  };
-
-  // Level 0: tables may overlap; newest first, as Get reads them.
-  absl::InlinedVector<const FileMetaData*, 16> level0;
-  for (const FileMetaData* f : files_[0]) {
-    if (!BeforeFile(ucmp, &user_key, f) && !AfterFile(ucmp, &user_key, f)) {
-      level0.push_back(f);
-    }
-  }
-  std::sort(level0.begin(), level0.end(),
-            [](const FileMetaData* a, const FileMetaData* b) {
-              return a->number > b->number;
-            });
-  for (const FileMetaData* f : level0) {
-    if (may_match(f)) return true;
+    if (fn(files_[0][i], 0, i)) return;
   }
   // Deeper levels: at most one table per level can hold the key.
   for (int level = 1; level < kNumLevels; level++) {
     const std::vector<FileMetaData*>& files = files_[level];
     if (files.empty()) continue;
-    const int index = FindFile(*icmp_, files, ikey);
+    const int index = FindFile(*icmp_, files, k.internal_key());
     if (index >= static_cast<int>(files.size())) continue;
-    const FileMetaData* f = files[index];
+    FileMetaData* f = files[index];
     if (BeforeFile(ucmp, &user_key, f)) continue;
-    if (may_match(f)) return true;
+    if (fn(f, level, static_cast<size_t>(index))) return;
   }
-  return false;
 }
 
 void Version::AddIterators(const ReadOptions& options,
@@ -283,13 +262,10 @@ bool Version::LevelMayHoldPrefix(int level, std::string_view target,
     if (!of_prefix(smallest) && ucmp->Compare(smallest, target_user_key) > 0) {
       return false;
     }
-    bool may_match = true;  // a table that fails to open: let the seek say
-    table_cache_
-        ->WithTable(
-            f->number, f->file_size,
-            [&](const Table& t) { may_match = t.PrefixMayMatch(prefix); })
-        .IgnoreError();
-    if (may_match) return true;
+    if (TableMayMatch(
+            *f, [&](const Table& t) { return t.PrefixMayMatch(prefix); })) {
+      return true;
+    }
     // The range ends inside this table: no later table holds any of it.
     if (!of_prefix(ExtractUserKey(f->largest))) return false;
   }
@@ -304,12 +280,18 @@ bool Version::LevelMayHoldUserKey(int level, std::string_view internal_key) {
   const FileMetaData* f = files[index];
   const std::string_view user_key = ExtractUserKey(internal_key);
   if (BeforeFile(icmp.user_comparator(), &user_key, f)) return false;
-  bool may_match = true;  // a table that fails to open: let the seek say so
+  return TableMayMatch(
+      *f, [&](const Table& t) { return t.UserKeyMayMatch(user_key, nullptr); });
+}
+
+bool Version::TableMayMatch(const FileMetaData& f,
+                            absl::FunctionRef<bool(const Table&)> probe) {
+  // A table that cannot be opened is no evidence of absence: the read that
+  // follows reports the error.
+  bool may_match = true;
   table_cache_
-      ->WithTable(f->number, f->file_size,
-                  [&](const Table& t) {
-                    may_match = t.UserKeyMayMatch(user_key, nullptr);
-                  })
+      ->WithTable(f.number, f.file_size,
+                  [&](const Table& t) { may_match = probe(t); })
       .IgnoreError();
   return may_match;
 }

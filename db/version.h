@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "db/lookup_key.h"
 #include "db/version_edit.h"
@@ -30,6 +31,7 @@
 
 namespace siftdb {
 
+class Table;
 class TableCache;
 class VersionSet;
 
@@ -97,6 +99,17 @@ class Version {
   // user key of internal_key: the key is outside every table's range or
   // the filter of the table whose range holds it says no.
   bool LevelMayHoldUserKey(int level, std::string_view internal_key);
+  // probe(table f), or true when f cannot be opened (no evidence of
+  // absence). Opening reads the footer, index and filter, no data block.
+  bool TableMayMatch(const FileMetaData& f,
+                     absl::FunctionRef<bool(const Table&)> probe);
+  // Calls fn for each table that may hold k's user key, in the order a
+  // lookup reads them (level-0 tables covering it newest first, then at
+  // most one per deeper level), until fn returns true. index: the table's
+  // position in its level.
+  void ForEachTableHoldingKey(
+      const LookupKey& k,
+      absl::FunctionRef<bool(FileMetaData* f, int level, size_t index)> fn);
   // False only when no table of `level` holds an entry at or after the
   // internal key target whose user key has `prefix` (target's own prefix
   // under extractor).
