@@ -83,7 +83,9 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
   table_options_.user_comparator = options_.comparator;
   table_options_.block_size = options_.block_size;
   table_options_.block_restart_interval = options_.block_restart_interval;
+  // Writers override the type per output level (OutputTableOptions).
   table_options_.compression = options_.compression;
+  table_options_.compression_level = options_.compression_opts.level;
   table_options_.filter_policy = filter_policy_;
   table_options_.prefix_extractor = options_.prefix_extractor;
   table_options_.whole_key_filtering = options_.whole_key_filtering;

@@ -199,7 +199,8 @@ class DBImpl : public DB {
   absl::Status MergeCompactionPart(const CompactionState& compact,
                                    CompactionPart* part, int64_t* imm_micros)
       ABSL_LOCKS_EXCLUDED(mutex_);
-  absl::Status OpenCompactionOutputFile(CompactionPart* part)
+  absl::Status OpenCompactionOutputFile(const CompactionState& compact,
+                                        CompactionPart* part)
       ABSL_LOCKS_EXCLUDED(mutex_);
   // Finishes, syncs and checks the part's current output; records in it
   // (siftdb.input.files) the inputs it completes (see MergedInputsUpTo).

@@ -12,6 +12,7 @@
 #include "db/builder.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/output_compression.h"
 
 namespace siftdb {
 
@@ -69,8 +70,11 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
     mutex_.Unlock();
     std::vector<uint64_t> inputs;
     if (emptied_log != 0) inputs.push_back(emptied_log);
-    s = BuildTable(dbname_, env_, table_options_, table_cache_.get(),
-                   iter.get(), &meta, std::move(inputs));
+    // A flush writes level 0 and is never bottommost (as in RocksDB).
+    s = BuildTable(dbname_, env_,
+                   OutputTableOptions(table_options_, options_, 0,
+                                      /*bottommost=*/false),
+                   table_cache_.get(), iter.get(), &meta, std::move(inputs));
     if (s.ok() && meta.file_size > 0) {
       s = VerifyTableOutput(table_cache_.get(), &internal_comparator_,
                             meta.number, meta.file_size, mem->NumEntries(),

@@ -17,6 +17,7 @@
 #include "db/compaction.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/output_compression.h"
 #include "table/table_builder.h"
 
 namespace siftdb {
@@ -116,6 +117,8 @@ struct DBImpl::CompactionState {
   // For the LOG: the job id and why the compaction runs.
   int job = 0;
   const char* reason = "";
+  // The outputs' table options: the compression of the output level.
+  TableOptions output_options;
 };
 
 void DBImpl::BackgroundCompaction() {
@@ -169,6 +172,10 @@ void DBImpl::BackgroundCompaction() {
     CompactionState compact(std::move(c));
     compact.job = job;
     compact.reason = reason;
+    const Compaction& cc = *compact.compaction;
+    compact.output_options = OutputTableOptions(
+        table_options_, options_, cc.level() + 1,
+        IsBottommostOutput(*cc.input_version(), cc.level() + 1));
     status = DoCompactionWork(&compact);
     CleanupCompaction(&compact);
     // After a failure nobody knows whether the MANIFEST holds the outputs
@@ -201,7 +208,8 @@ void DBImpl::BackgroundCompaction() {
   }
 }
 
-absl::Status DBImpl::OpenCompactionOutputFile(CompactionPart* part) {
+absl::Status DBImpl::OpenCompactionOutputFile(const CompactionState& compact,
+                                              CompactionPart* part) {
   uint64_t number;
   {
     MutexLock l(&mutex_);
@@ -212,8 +220,8 @@ absl::Status DBImpl::OpenCompactionOutputFile(CompactionPart* part) {
   auto file = env_->NewWritableFile(TableFileName(dbname_, number));
   if (!file.ok()) return file.status();
   part->outfile = std::move(*file);
-  part->builder =
-      std::make_unique<TableBuilder>(table_options_, part->outfile.get());
+  part->builder = std::make_unique<TableBuilder>(compact.output_options,
+                                                 part->outfile.get());
   return absl::OkStatus();
 }
 
@@ -574,7 +582,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
 
     if (!drop) {
       if (part->builder == nullptr) {
-        status = OpenCompactionOutputFile(part);
+        status = OpenCompactionOutputFile(compact, part);
         if (!status.ok()) break;
       }
       if (part->builder->NumEntries() == 0) {

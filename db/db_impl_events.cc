@@ -18,6 +18,7 @@
 #include "siftdb/comparator.h"
 #include "siftdb/filter_policy.h"
 #include "siftdb/slice_transform.h"
+#include "table/compression.h"
 
 namespace siftdb {
 namespace {
@@ -32,10 +33,6 @@ const char* ModeName(RemoteFilterOptions::Mode mode) {
       return "sync";
   }
   return "unknown";
-}
-
-const char* CompressionName(CompressionType type) {
-  return type == kSnappyCompression ? "snappy" : "none";
 }
 
 // Appends "name: value" lines for the general and table options.
@@ -66,7 +63,20 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
       num(o.block_cache_size) + (o.block_cache != nullptr ? " (ignored)" : ""));
   add("block_size", num(o.block_size));
   add("block_restart_interval", num(o.block_restart_interval));
-  add("compression", CompressionName(o.compression));
+  add("compression", CompressionTypeName(o.compression));
+  std::string per_level;
+  for (CompressionType t : o.compression_per_level) {
+    per_level += (per_level.empty() ? "" : ",") + CompressionTypeName(t);
+  }
+  add("compression_per_level", per_level.empty() ? "(compression)" : per_level);
+  add("bottommost_compression",
+      o.bottommost_compression == kDisableCompressionOption
+          ? std::string("disabled (the level's)")
+          : CompressionTypeName(o.bottommost_compression));
+  add("compression_opts.level",
+      o.compression_opts.level == CompressionOptions::kDefaultCompressionLevel
+          ? std::string("library default")
+          : absl::StrFormat("%d", o.compression_opts.level));
   add("filter_bits_per_key", absl::StrFormat("%g", o.filter_bits_per_key));
   add("filter_policy", filter_name);
   add("prefix_extractor", o.prefix_extractor != nullptr

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/output_compression.h"
 #include "db/write_batch_internal.h"
 #include "util/absl_compat.h"
 #include "wal/log_reader.h"
@@ -65,10 +66,7 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         absl::StrFormat("block_restart_interval = %d (must be >= 1)",
                         o.block_restart_interval));
   }
-  if (o.compression != kNoCompression && o.compression != kSnappyCompression) {
-    return BadOption(absl::StrFormat("compression = %d (unknown type)",
-                                     static_cast<int>(o.compression)));
-  }
+  if (absl::Status s = ValidateCompressionOptions(o); !s.ok()) return s;
   if (!(o.filter_bits_per_key >= 0 && o.filter_bits_per_key <= 100)) {
     return BadOption(absl::StrFormat(
         "filter_bits_per_key = %g (must be in [0, 100]; 0 disables)",

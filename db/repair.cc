@@ -35,6 +35,7 @@
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/memtable.h"
+#include "db/output_compression.h"
 #include "db/repair_plan.h"
 #include "db/version_edit.h"
 #include "db/write_batch_internal.h"
@@ -170,7 +171,10 @@ class Repairer {
     table_options_.user_comparator = options.comparator;
     table_options_.block_size = options.block_size;
     table_options_.block_restart_interval = options.block_restart_interval;
-    table_options_.compression = options.compression;
+    // Repaired tables are written to level 0 (docs/repair.md).
+    table_options_.compression =
+        OutputCompression(options, 0, /*bottommost=*/false);
+    table_options_.compression_level = options.compression_opts.level;
     table_options_.filter_policy =
         options.filter_policy != nullptr ? options.filter_policy
         : options.filter_bits_per_key > 0

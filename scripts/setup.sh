@@ -7,7 +7,8 @@ set -euo pipefail
 
 PACKAGES=(
   cmake ninja-build g++ pkg-config
-  libabsl-dev libsnappy-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libabsl-dev libsnappy-dev liblz4-dev libzstd-dev libgtest-dev libgmock-dev
+  libbenchmark-dev
   libhiredis-dev libxxhash-dev redis-server redis-tools
   clang libclang-rt-14-dev
 )

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "siftdb/env.h"
 #include "siftdb/options.h"
+#include "table/compression.h"
 #include "util/statistics.h"
 
 namespace siftdb {
@@ -98,16 +99,6 @@ struct Footer {
 };
 inline constexpr size_t kFooterSize = Footer::kEncodedLength;
 
-// Block bytes as they were before compression. Owns its memory.
-struct BlockContents {
-  std::unique_ptr<char[]> owned;
-  size_t size = 0;
-  // The compression type the block was stored with.
-  CompressionType stored_type = kNoCompression;
-
-  std::string_view data() const { return {owned.get(), size}; }
-};
-
 // The masked CRC32C stored in a block trailer, computed over the block
 // bytes followed by the type byte.
 uint32_t BlockChecksum(std::string_view block, uint8_t type);
@@ -127,9 +118,10 @@ struct ReadBlockOptions {
 };
 
 // Reads the block at `handle` with its trailer, verifies the CRC when asked,
-// and decompresses it. Every failure is DataLoss (or the file's own error
-// for I/O failures) and names the file and the block offset, e.g.
-// "000012.sst: block at offset 4096: checksum mismatch".
+// and decompresses it (UncompressBlock). LZ4 and zstd blocks have their CRC
+// verified whatever verify_checksum says. Every failure is DataLoss (or the
+// file's own error for I/O failures) and names the file and the block offset,
+// e.g. "000012.sst: block at offset 4096: checksum mismatch".
 absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
                                         const ReadBlockOptions& options,
                                         const BlockHandle& handle);
@@ -140,15 +132,6 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
 absl::Status VerifyBlockChecksum(const RandomAccessFile& file,
                                  const ReadBlockOptions& options,
                                  const BlockHandle& handle);
-
-// Undoes `type` applied to `stored`. DataLoss (prefixed by `context`) on an
-// unknown type or bytes that do not decompress.
-absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
-                                              uint8_t type,
-                                              std::string_view context);
-
-// "snappy", "none", or "unknown(N)".
-std::string CompressionTypeName(uint8_t type);
 
 }  // namespace siftdb
 

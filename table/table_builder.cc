@@ -3,8 +3,6 @@
 
 #include "table/table_builder.h"
 
-#include <snappy.h>
-
 #include <algorithm>
 #include <ctime>
 #include <utility>
@@ -113,15 +111,13 @@ void TableBuilder::WriteBlock(BlockBuilder* block, BlockHandle* handle) {
   const std::string_view raw = block->Finish();
   std::string_view contents = raw;
   CompressionType type = kNoCompression;
-  if (options_.compression == kSnappyCompression) {
-    compressed_.clear();
-    snappy::Compress(raw.data(), raw.size(), &compressed_);
-    // Keep the compressed form only when it saves at least 12.5%.
-    if (compressed_.size() < raw.size() &&
-        8 * (raw.size() - compressed_.size()) >= raw.size()) {
-      contents = compressed_;
-      type = kSnappyCompression;
-    }
+  // Keep the compressed form only when it saves at least 12.5%.
+  if (CompressBlock(options_.compression, options_.compression_level, raw,
+                    &compressed_) &&
+      compressed_.size() < raw.size() &&
+      8 * (raw.size() - compressed_.size()) >= raw.size()) {
+    contents = compressed_;
+    type = options_.compression;
   }
   WriteRawBlock(contents, type, handle);
   block->Reset();

@@ -96,7 +96,7 @@ class TableBuilder {
   const SliceTransform* prefix_extractor_ = nullptr;
   std::string last_prefix_;  // the prefix added last
   bool have_last_prefix_ = false;
-  std::string compressed_;  // scratch for snappy output
+  std::string compressed_;  // scratch for the compressed form
   TableProperties props_;
 };
 

@@ -35,6 +35,8 @@ struct TableOptions {
   // Compression tried on data and index blocks (kept only when it saves at
   // least 12.5%).
   CompressionType compression = kSnappyCompression;
+  // Compressor level for LZ4 and zstd (CompressionOptions::level).
+  int compression_level = CompressionOptions::kDefaultCompressionLevel;
   // Builds the whole-table filter over user keys. null: tables have no
   // filter. When reading, a table's filter is interpreted by this policy
   // when the names match, otherwise by FilterPolicyFromName().

@@ -47,8 +47,8 @@ struct TableProperties {
   std::string filter_prefix_extractor;
   // Name of the user comparator the keys are ordered by.
   std::string comparator_name;
-  // Compression configured when writing ("none" or "snappy"); each block
-  // may still be stored raw (its trailer tells).
+  // Compression configured when writing ("none", "snappy", "lz4" or
+  // "zstd"); each block may still be stored raw (its trailer tells).
   std::string compression_name;
   // Smallest and largest internal key ("" when the table is empty).
   std::string smallest_key;

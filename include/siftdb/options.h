@@ -32,10 +32,31 @@ class SliceTransform;
 class Snapshot;
 
 // How a data block is stored. Persisted in every block trailer: never change
-// the values.
+// the values (they follow RocksDB's numbering; docs/table_format.md gives
+// each one's block layout).
 enum CompressionType : uint8_t {
   kNoCompression = 0x0,
   kSnappyCompression = 0x1,
+  kLZ4Compression = 0x4,
+  kZstdCompression = 0x7,
+  // Not a block type (never stored): as Options::bottommost_compression it
+  // means "no override, use the level's type" (RocksDB's
+  // kDisableCompressionOption).
+  kDisableCompressionOption = 0xff,
+};
+
+// Tuning of the compressors (RocksDB's CompressionOptions, the part siftdb
+// uses). Readers need none of it: a block decodes the same whatever level
+// wrote it.
+struct CompressionOptions {
+  // The library's own default level (zstd 3; LZ4's default fast mode).
+  static constexpr int kDefaultCompressionLevel = 32767;
+  // zstd: the level passed to ZSTD_compress (negative levels are the fast
+  // ones; values past the library's range are clamped by it). LZ4: > 0
+  // selects the high-compression coder at that level (LZ4 HC, clamped to
+  // its maximum); < 0 the fast coder with acceleration -level; 0 or
+  // kDefaultCompressionLevel the default coder. Ignored by Snappy.
+  int level = kDefaultCompressionLevel;
 };
 
 // Limits enforced on every write; larger input is InvalidArgument.
@@ -137,7 +158,24 @@ struct SIFTDB_EXPORT Options {
   size_t block_size = 4096;
   // Keys between restart points in a block (delta encoding). At least 1.
   int block_restart_interval = 16;
+  // Compression tried on each data and index block (a block whose
+  // compressed form saves less than 12.5% is stored raw). Overridden per
+  // level by compression_per_level and at the bottom by
+  // bottommost_compression; docs/operations.md says how to choose.
   CompressionType compression = kSnappyCompression;
+  // The type for the tables written to each level: entry i for level i
+  // (flushes write level 0; a compaction writes its output level). Levels
+  // past the end use the last entry. Empty (default): `compression` for
+  // every level.
+  std::vector<CompressionType> compression_per_level;
+  // The type for compaction outputs on the bottommost level: the output
+  // level of a compaction when no deeper level holds any table (so the
+  // bulk of a settled DB). kDisableCompressionOption (default): no
+  // override. Flushes never count as bottommost (as in RocksDB), and a
+  // table moved down unchanged keeps its blocks.
+  CompressionType bottommost_compression = kDisableCompressionOption;
+  // Compressor level for LZ4 and zstd (see CompressionOptions).
+  CompressionOptions compression_opts;
   // Bloom filter bits per key for every table; 0 disables filters.
   double filter_bits_per_key = 10;
   // When set, overrides the default blocked Bloom policy built from

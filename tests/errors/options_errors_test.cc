@@ -92,8 +92,26 @@ TEST(ErrorsOptions, BlockRestartIntervalTooSmall) {
 
 TEST(ErrorsOptions, CompressionUnknown) {
   ExpectRejected(
-      {[](Options* o) { o->compression = static_cast<CompressionType>(7); }},
-      {"invalid option: compression = 7", "unknown type"});
+      {[](Options* o) { o->compression = static_cast<CompressionType>(9); }},
+      {"invalid option: compression = 9", "unknown type"});
+  ExpectRejected(
+      {[](Options* o) {
+        o->compression_per_level = {kNoCompression, kZstdCompression,
+                                    static_cast<CompressionType>(2)};
+      }},
+      {"invalid option: compression_per_level[2] = 2", "unknown type"});
+  ExpectRejected({[](Options* o) {
+                   o->compression_per_level = {kDisableCompressionOption};
+                 }},
+                 {"invalid option: compression_per_level[0] = 255"});
+  ExpectRejected(
+      {[](Options* o) {
+        o->bottommost_compression = static_cast<CompressionType>(3);
+      }},
+      {"invalid option: bottommost_compression = 3", "unknown type"});
+  ExpectRejected(
+      {[](Options* o) { o->compression = kDisableCompressionOption; }},
+      {"invalid option: compression = 255"});
 }
 
 TEST(ErrorsOptions, FilterBitsPerKeyOutOfRange) {

@@ -160,9 +160,9 @@ TEST(FormatTest, ReadBlockChecks) {
   ro.verify_checksum = false;
   EXPECT_TRUE(ReadBlock(damaged_source, ro, h).ok());
   // Unknown compression type (CRC valid).
-  StringSource unknown(StoredBlock(block, 7));
+  StringSource unknown(StoredBlock(block, 9));
   expect_loss(ReadBlock(unknown, ro, BlockHandle(0, block.size())),
-              "unknown compression type 7");
+              "unknown compression type 9");
   // Snappy type over bytes that are not snappy (CRC valid).
   const std::string garbage = "\xff\xff\xff\xff\x0f garbage";
   StringSource not_snappy(StoredBlock(garbage, kSnappyCompression));

@@ -1,0 +1,66 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "db/output_compression.h"
+
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "db/version.h"
+#include "db/version_edit.h"
+#include "table/compression.h"
+
+namespace siftdb {
+
+CompressionType OutputCompression(const Options& options, int level,
+                                  bool bottommost) {
+  if (bottommost &&
+      options.bottommost_compression != kDisableCompressionOption) {
+    return options.bottommost_compression;
+  }
+  const auto& per_level = options.compression_per_level;
+  if (per_level.empty()) return options.compression;
+  const size_t i = level < 0 ? 0 : static_cast<size_t>(level);
+  return i < per_level.size() ? per_level[i] : per_level.back();
+}
+
+TableOptions OutputTableOptions(const TableOptions& base,
+                                const Options& options, int level,
+                                bool bottommost) {
+  TableOptions out = base;
+  out.compression = OutputCompression(options, level, bottommost);
+  out.compression_level = options.compression_opts.level;
+  return out;
+}
+
+bool IsBottommostOutput(const Version& v, int output_level) {
+  for (int level = output_level + 1; level < kNumLevels; level++) {
+    if (v.NumFiles(level) > 0) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateCompressionOptions(const Options& o) {
+  auto bad = [](const std::string& what, uint8_t type) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid option: %s = %d (unknown type; known: 0 none, 1 snappy, "
+        "4 lz4, 7 zstd)",
+        what, static_cast<int>(type)));
+  };
+  if (!IsBlockCompressionType(o.compression)) {
+    return bad("compression", o.compression);
+  }
+  for (size_t i = 0; i < o.compression_per_level.size(); i++) {
+    if (!IsBlockCompressionType(o.compression_per_level[i])) {
+      return bad(absl::StrFormat("compression_per_level[%d]", i),
+                 o.compression_per_level[i]);
+    }
+  }
+  if (o.bottommost_compression != kDisableCompressionOption &&
+      !IsBlockCompressionType(o.bottommost_compression)) {
+    return bad("bottommost_compression", o.bottommost_compression);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace siftdb

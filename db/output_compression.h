@@ -1,0 +1,43 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Which compression a new table gets: Options::compression, overridden per
+// output level by compression_per_level and, for a compaction writing the
+// bottommost level, by bottommost_compression (RocksDB's rules; see
+// include/siftdb/options.h and docs/operations.md).
+// Thread safety: pure functions.
+
+#ifndef SIFTDB_DB_OUTPUT_COMPRESSION_H_
+#define SIFTDB_DB_OUTPUT_COMPRESSION_H_
+
+#include "absl/status/status.h"
+#include "siftdb/options.h"
+#include "table/table_options.h"
+
+namespace siftdb {
+
+class Version;
+
+// The type for a table written to `level`; `bottommost` only for a
+// compaction output on the bottommost level (never for a flush).
+CompressionType OutputCompression(const Options& options, int level,
+                                  bool bottommost);
+
+// `base` with the compression (type and level) of a table written to
+// `level`.
+TableOptions OutputTableOptions(const TableOptions& base,
+                                const Options& options, int level,
+                                bool bottommost);
+
+// Whether a compaction writing `output_level` of `v` writes the bottommost
+// level: no deeper level holds a table.
+bool IsBottommostOutput(const Version& v, int output_level);
+
+// InvalidArgument naming the field when compression, an entry of
+// compression_per_level or bottommost_compression is not a block type this
+// build knows (bottommost_compression may also be kDisableCompressionOption).
+absl::Status ValidateCompressionOptions(const Options& options);
+
+}  // namespace siftdb
+
+#endif  // SIFTDB_DB_OUTPUT_COMPRESSION_H_
