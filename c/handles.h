@@ -116,11 +116,17 @@ struct siftdb_options_t {
   // empty: none. A later valid value of the same setting clears its
   // message (siftdb_options_clear_remote_filter_endpoints: the endpoint's).
   std::string bad_compression;
+  std::string bad_compression_per_level;
+  std::string bad_bottommost_compression;
   std::string bad_remote_filter_mode;
   std::string bad_remote_filter_endpoint;
   // The first message above, or empty.
   const std::string& BadValue() const {
     if (!bad_compression.empty()) return bad_compression;
+    if (!bad_compression_per_level.empty()) return bad_compression_per_level;
+    if (!bad_bottommost_compression.empty()) {
+      return bad_bottommost_compression;
+    }
     if (!bad_remote_filter_mode.empty()) return bad_remote_filter_mode;
     return bad_remote_filter_endpoint;
   }

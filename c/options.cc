@@ -11,10 +11,29 @@
 
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "c/handles.h"
 #include "siftdb/c.h"
+
+namespace {
+
+bool IsCompressionValue(int c) {
+  return c == siftdb_no_compression || c == siftdb_snappy_compression ||
+         c == siftdb_lz4_compression || c == siftdb_zstd_compression;
+}
+
+std::string NotACompression(const char* setter, int c) {
+  return absl::StrFormat(
+      "%s: %d is not a compression type (siftdb_no_compression = 0, "
+      "siftdb_snappy_compression = 1, siftdb_lz4_compression = 4, "
+      "siftdb_zstd_compression = 7)",
+      setter, c);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -114,17 +133,49 @@ void siftdb_options_set_block_restart_interval(siftdb_options_t* options,
 void siftdb_options_set_compression(siftdb_options_t* options,
                                     int compression) {
   if (options == nullptr) return;
-  if (compression != siftdb_no_compression &&
-      compression != siftdb_snappy_compression) {
-    options->bad_compression = absl::StrFormat(
-        "siftdb_options_set_compression: %d is not a "
-        "compression type (siftdb_no_compression = 0, "
-        "siftdb_snappy_compression = 1)",
-        compression);
+  if (!IsCompressionValue(compression)) {
+    options->bad_compression =
+        NotACompression("siftdb_options_set_compression", compression);
     return;
   }
   options->bad_compression.clear();
   options->rep.compression = static_cast<siftdb::CompressionType>(compression);
+}
+
+void siftdb_options_set_compression_per_level(siftdb_options_t* options,
+                                              const int* types, size_t n) {
+  if (options == nullptr) return;
+  std::vector<siftdb::CompressionType> levels;
+  for (size_t i = 0; i < n; i++) {
+    if (types == nullptr || !IsCompressionValue(types[i])) {
+      options->bad_compression_per_level =
+          NotACompression("siftdb_options_set_compression_per_level",
+                          types == nullptr ? -1 : types[i]);
+      return;
+    }
+    levels.push_back(static_cast<siftdb::CompressionType>(types[i]));
+  }
+  options->bad_compression_per_level.clear();
+  options->rep.compression_per_level = std::move(levels);
+}
+
+void siftdb_options_set_bottommost_compression(siftdb_options_t* options,
+                                               int compression) {
+  if (options == nullptr) return;
+  if (!IsCompressionValue(compression) &&
+      compression != siftdb_disable_compression_option) {
+    options->bad_bottommost_compression = NotACompression(
+        "siftdb_options_set_bottommost_compression", compression);
+    return;
+  }
+  options->bad_bottommost_compression.clear();
+  options->rep.bottommost_compression =
+      static_cast<siftdb::CompressionType>(compression);
+}
+
+void siftdb_options_set_compression_level(siftdb_options_t* options,
+                                          int level) {
+  if (options != nullptr) options->rep.compression_opts.level = level;
 }
 
 void siftdb_options_set_filter_bits_per_key(siftdb_options_t* options,

@@ -327,12 +327,33 @@ SIFTDB_EXPORT void siftdb_options_set_block_size(siftdb_options_t* options,
 SIFTDB_EXPORT void siftdb_options_set_block_restart_interval(
     siftdb_options_t* options, int n);
 
-// Values of siftdb_options_set_compression; persisted in every block.
-enum { siftdb_no_compression = 0, siftdb_snappy_compression = 1 };
+// Values of siftdb_options_set_compression; persisted in every block (the
+// C++ CompressionType values). siftdb_disable_compression_option is for
+// siftdb_options_set_bottommost_compression only.
+enum {
+  siftdb_no_compression = 0,
+  siftdb_snappy_compression = 1,
+  siftdb_lz4_compression = 4,
+  siftdb_zstd_compression = 7,
+  siftdb_disable_compression_option = 0xff
+};
 // Another value makes siftdb_open fail with an error naming it, until a
-// valid value is set.
+// valid value is set (the same for the two setters below).
 SIFTDB_EXPORT void siftdb_options_set_compression(siftdb_options_t* options,
                                                   int compression);
+// Options::compression_per_level: types[i] for level i, the last one for
+// deeper levels; n = 0 (types may be NULL): `compression` everywhere.
+SIFTDB_EXPORT void siftdb_options_set_compression_per_level(
+    siftdb_options_t* options, const int* types, size_t n);
+// Options::bottommost_compression; siftdb_disable_compression_option (the
+// default): the level's own type.
+SIFTDB_EXPORT void siftdb_options_set_bottommost_compression(
+    siftdb_options_t* options, int compression);
+// Options::compression_opts.level for lz4 and zstd;
+// siftdb_default_compression_level: the library's default.
+enum { siftdb_default_compression_level = 32767 };
+SIFTDB_EXPORT void siftdb_options_set_compression_level(
+    siftdb_options_t* options, int level);
 // Bits per key of the default Bloom filter; 0 disables table filters.
 SIFTDB_EXPORT void siftdb_options_set_filter_bits_per_key(
     siftdb_options_t* options, double bits_per_key);

@@ -105,11 +105,23 @@ static void TestOpenErrors(void) {
   CHECK(siftdb_open(options, missing, &err) == NULL);
   CHECK_ERR(err, "write_buffer_size");
   siftdb_options_set_write_buffer_size(options, 1 << 20);
-  siftdb_options_set_compression(options, 7);
+  siftdb_options_set_compression(options, 9);
   CHECK(siftdb_open(options, missing, &err) == NULL);
-  CHECK_ERR(err, "siftdb_options_set_compression: 7");
+  CHECK_ERR(err, "siftdb_options_set_compression: 9");
   siftdb_options_set_compression(options,
                                  siftdb_no_compression);  // valid again
+  {
+    const int bad_levels[] = {siftdb_no_compression, 2};
+    siftdb_options_set_compression_per_level(options, bad_levels, 2);
+    CHECK(siftdb_open(options, missing, &err) == NULL);
+    CHECK_ERR(err, "siftdb_options_set_compression_per_level: 2");
+    siftdb_options_set_compression_per_level(options, NULL, 0);
+    siftdb_options_set_bottommost_compression(options, 3);
+    CHECK(siftdb_open(options, missing, &err) == NULL);
+    CHECK_ERR(err, "siftdb_options_set_bottommost_compression: 3");
+    siftdb_options_set_bottommost_compression(
+        options, siftdb_disable_compression_option);
+  }
   siftdb_options_set_write_buffer_size(options, 1);
   CHECK(siftdb_open(options, missing, &err) == NULL);
   CHECK_ERR(err, "write_buffer_size");  // the engine's check, not ours
@@ -156,7 +168,16 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_block_size(o, 1024);
   siftdb_options_set_block_restart_interval(o, 8);
   siftdb_options_set_compression(o, siftdb_no_compression);
+  siftdb_options_set_compression(o, siftdb_lz4_compression);
   siftdb_options_set_compression(o, siftdb_snappy_compression);
+  {
+    const int levels[] = {siftdb_no_compression, siftdb_lz4_compression,
+                          siftdb_snappy_compression};
+    siftdb_options_set_compression_per_level(o, levels, 3);
+  }
+  siftdb_options_set_bottommost_compression(o, siftdb_zstd_compression);
+  siftdb_options_set_compression_level(o, 5);
+  siftdb_options_set_compression_level(o, siftdb_default_compression_level);
   siftdb_options_set_filter_bits_per_key(o, 8);
   siftdb_options_set_filter_policy(o, policy);
   siftdb_filterpolicy_destroy(policy);  // the options keep a reference
