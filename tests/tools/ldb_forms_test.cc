@@ -137,7 +137,8 @@ TEST_F(LdbFormsTest, ManifestDumpAndLiveFiles) {
   ASSERT_EQ(lines.size(), 1u) << r.out;
   EXPECT_THAT(lines[0], ::testing::MatchesRegex(
                             "[0-9]{6}\\.sst level [1-6], [0-9]+ bytes, "
-                            "smallest apple, largest cherry"));
+                            "smallest apple, largest cherry, "
+                            "compression snappy"));
   const std::string table = lines[0].substr(0, 10);
   r = Ldb({"--key_hex", "list_live_files_metadata"});
   EXPECT_THAT(r.out,

@@ -4,7 +4,8 @@
 // Black-box tests of sst_dump's RocksDB forms on the tables of a real DB:
 // check (the default) silent on a sound table and exit 1 on a damaged
 // one, --file=DIR and positional paths, scan --read_num/--prefix, verify,
-// identify, raw, recompress and --show_properties.
+// identify, raw, recompress and --show_properties (on zstd tables: the
+// DB's bottommost compression).
 
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,8 @@ class SstDumpTest : public ::testing::Test {
     db_ = dir_.Join("db");
     Options o;
     o.create_if_missing = true;
+    // The compaction's output is bottommost: its table is zstd's.
+    o.bottommost_compression = kZstdCompression;
     auto db = DB::Open(o, db_);
     ASSERT_TRUE(db.ok()) << db.status();
     for (int i = 0; i < 300; i++) {
@@ -128,9 +131,14 @@ TEST_F(SstDumpTest, VerifyIdentifyRawRecompressAndProperties) {
   EXPECT_THAT(r.out, HasSubstr("data blocks"));
   EXPECT_THAT(r.out, HasSubstr("  none "));
   EXPECT_THAT(r.out, HasSubstr("  snappy "));
+  EXPECT_THAT(r.out, HasSubstr("  lz4 "));
+  EXPECT_THAT(r.out, HasSubstr("  zstd "));
   r = Run({"--file=" + tables_[0], "--show_properties"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Table properties of " + tables_[0]));
+  EXPECT_THAT(r.out, HasSubstr("siftdb.compression"));
+  EXPECT_THAT(r.out, HasSubstr("  data blocks stored: zstd "));
+  EXPECT_THAT(r.out, HasSubstr("zstd"));
   EXPECT_THAT(r.out, HasSubstr("300"));  // entries
   r = Run({"--file=" + tables_[0], "--command=frob"});
   EXPECT_EQ(r.exit_code, 2);

@@ -25,6 +25,7 @@
 #include "siftdb/comparator.h"
 #include "siftdb/env.h"
 #include "table/merging_iterator.h"
+#include "table/table.h"
 #include "tools/ldb/commands.h"
 #include "tools/ldb/key_codec.h"
 #include "wal/log_reader.h"
@@ -217,15 +218,32 @@ int ListLiveFilesMetadata(DB*, const CommandArgs& a) {
     return Failed("list_live_files_metadata", recovered.status());
   }
   const Version& v = *(*recovered)->versions->current();
+  bool failed = false;
   for (int level = 0; level < kNumLevels; level++) {
     for (const FileMetaData* f : v.files(level)) {
-      absl::PrintF("%06d.sst level %d, %d bytes, smallest %s, largest %s\n",
-                   f->number, level, f->file_size,
-                   UserKey(f->smallest, a.key_hex),
-                   UserKey(f->largest, a.key_hex));
+      // The compression the table was written with (its
+      // siftdb.compression property), or why it cannot be read.
+      std::string compression;
+      absl::Status s =
+          (*recovered)
+              ->cache->WithTable(
+                  f->number, f->file_size, [&compression](const Table& t) {
+                    compression = t.properties().compression_name;
+                  });
+      if (!s.ok()) {
+        absl::FPrintF(stderr, "ldb: list_live_files_metadata: %s\n",
+                      s.ToString());
+        compression = "unreadable";
+        failed = true;
+      }
+      absl::PrintF(
+          "%06d.sst level %d, %d bytes, smallest %s, largest %s, "
+          "compression %s\n",
+          f->number, level, f->file_size, UserKey(f->smallest, a.key_hex),
+          UserKey(f->largest, a.key_hex), compression);
     }
   }
-  return kExitOk;
+  return failed ? kExitFailure : kExitOk;
 }
 
 int InternalDump(DB*, const CommandArgs& a) {

@@ -2,17 +2,17 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // recompress: what the table's data blocks would take with each
-// compression siftdb writes (none, snappy), by compressing each block's
-// contents in memory the way TableBuilder does (snappy kept only when it
-// saves at least 12.5%). Nothing is written.
-
-#include <snappy.h>
+// compression siftdb writes (none, snappy, lz4, zstd at the library's
+// default level), by compressing each block's contents in memory the way
+// TableBuilder does (the compressed form kept only when it saves at least
+// 12.5%). Nothing is written.
 
 #include <cstdio>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "siftdb/options.h"
+#include "table/compression.h"
 #include "table/format.h"
 #include "tools/sst_dump/sst_dump.h"
 
@@ -21,13 +21,12 @@ namespace {
 
 // The stored size of `raw` under `type`, as TableBuilder decides it.
 uint64_t StoredSize(std::string_view raw, CompressionType type) {
-  if (type == kSnappyCompression) {
-    std::string compressed;
-    snappy::Compress(raw.data(), raw.size(), &compressed);
-    if (compressed.size() < raw.size() &&
-        8 * (raw.size() - compressed.size()) >= raw.size()) {
-      return compressed.size() + kBlockTrailerSize;
-    }
+  std::string compressed;
+  if (CompressBlock(type, CompressionOptions::kDefaultCompressionLevel, raw,
+                    &compressed) &&
+      compressed.size() < raw.size() &&
+      8 * (raw.size() - compressed.size()) >= raw.size()) {
+    return compressed.size() + kBlockTrailerSize;
   }
   return raw.size() + kBlockTrailerSize;
 }
@@ -41,9 +40,11 @@ absl::Status Recompress(Env* env, const std::string& path, std::FILE* out) {
   auto layout = ReadLayout(**file, path, size);
   if (!layout.ok()) return layout.status();
 
-  constexpr CompressionType kTypes[] = {kNoCompression, kSnappyCompression};
+  constexpr CompressionType kTypes[] = {kNoCompression, kSnappyCompression,
+                                        kLZ4Compression, kZstdCompression};
+  constexpr int kNumTypes = 4;
   uint64_t now = 0;  // the data blocks as stored, with trailers
-  uint64_t with[2] = {0, 0};
+  uint64_t with[kNumTypes] = {};
   ReadBlockOptions ro;
   ro.verify_checksum = true;
   ro.file_name = path;
@@ -52,14 +53,14 @@ absl::Status Recompress(Env* env, const std::string& path, std::FILE* out) {
     auto contents = ReadBlock(**file, ro, handle);
     if (!contents.ok()) return contents.status();
     now += handle.size() + kBlockTrailerSize;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < kNumTypes; i++)
       with[i] += StoredSize(contents->data(), kTypes[i]);
   }
   std::fprintf(out, "%s: %zu data blocks, %llu bytes of %llu as stored\n",
                path.c_str(), layout->data.size(),
                static_cast<unsigned long long>(now),
                static_cast<unsigned long long>(size));
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < kNumTypes; i++) {
     const uint64_t file_size = size - now + with[i];
     std::fprintf(out,
                  "  %-7s data blocks %llu bytes, file %llu bytes (%.1f%% of "

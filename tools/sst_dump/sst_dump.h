@@ -58,7 +58,7 @@ absl::Status Raw(Env* env, const std::string& path, const DumpOptions& opts,
 // identify: whether the file is a siftdb table.
 absl::Status Identify(Env* env, const std::string& path, std::FILE* out);
 // recompress: the data blocks' size with each compression siftdb has
-// (none, snappy), and the file size that would give; writes nothing.
+// (none, snappy, lz4, zstd), and the file size that would give; writes nothing.
 absl::Status Recompress(Env* env, const std::string& path, std::FILE* out);
 // --show_properties / --show_filter.
 absl::Status ShowProperties(Env* env, const std::string& path, std::FILE* out);
