@@ -65,7 +65,16 @@ struct EngineConfig {
   bool paranoid_file_checks = false;
   size_t block_size = 4096;
   int max_open_files = 1000;
-  bool snappy = true;
+  // Block compression by RocksDB's names: "none", "snappy", "lz4" or
+  // "zstd" (LevelDB: snappy or none only).
+  std::string compression = "snappy";
+  // The compressor level (siftdb and RocksDB: CompressionOptions::level);
+  // kDefaultCompressionLevel: the library's default.
+  static constexpr int kDefaultCompressionLevel = 32767;
+  int compression_level = kDefaultCompressionLevel;
+  // Compression of the bottommost level (Options::bottommost_compression,
+  // siftdb and RocksDB); empty: the level's own.
+  std::string bottommost_compression;
   // Bloom filter bits per key; 0 disables filters. LevelDB takes whole bits
   // (rounded).
   double bloom_bits = 10;

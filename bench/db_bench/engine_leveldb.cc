@@ -83,8 +83,26 @@ class LevelDBEngine final : public BenchEngine {
     options_.max_file_size = config.max_file_size;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;
-    options_.compression =
-        config.snappy ? leveldb::kSnappyCompression : leveldb::kNoCompression;
+    // LevelDB compresses with Snappy or not at all, at no level.
+    if (config.compression != "snappy" && config.compression != "none") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "leveldb: --compression=%s is not supported (LevelDB has snappy "
+          "and none only)",
+          config.compression));
+    }
+    if (!config.bottommost_compression.empty()) {
+      return absl::InvalidArgumentError(
+          "leveldb: --bottommost_compression is not supported (LevelDB has "
+          "one compression for every level)");
+    }
+    if (config.compression_level != EngineConfig::kDefaultCompressionLevel) {
+      return absl::InvalidArgumentError(
+          "leveldb: --compression_level is not supported (Snappy has no "
+          "levels)");
+    }
+    options_.compression = config.compression == "snappy"
+                               ? leveldb::kSnappyCompression
+                               : leveldb::kNoCompression;
     leveldb::DB* db = nullptr;
     leveldb::Status s = leveldb::DB::Open(options_, path, &db);
     if (!s.ok()) return FromLevelDB(s);

@@ -38,6 +38,14 @@ std::string IsFastCrc32Supported();
 namespace siftdb::bench {
 namespace {
 
+// A name flags.cc accepted (IsCompressionName) as RocksDB's type.
+rocksdb::CompressionType RocksDBCompression(const std::string& name) {
+  if (name == "none") return rocksdb::kNoCompression;
+  if (name == "lz4") return rocksdb::kLZ4Compression;
+  if (name == "zstd") return rocksdb::kZSTD;
+  return rocksdb::kSnappyCompression;
+}
+
 absl::Status FromRocksDB(const rocksdb::Status& s) {
   if (s.ok()) return absl::OkStatus();
   if (s.IsNotFound()) return absl::NotFoundError(s.ToString());
@@ -110,8 +118,13 @@ class RocksDBEngine final : public BenchEngine {
     cursor_options_.total_order_seek = config.total_order_seek;
     options_.max_bytes_for_level_base = uint64_t{10} << 20;
     options_.max_open_files = config.max_open_files;
-    options_.compression =
-        config.snappy ? rocksdb::kSnappyCompression : rocksdb::kNoCompression;
+    options_.compression = RocksDBCompression(config.compression);
+    if (!config.bottommost_compression.empty()) {
+      options_.bottommost_compression =
+          RocksDBCompression(config.bottommost_compression);
+    }
+    // RocksDB's own sentinel for "the library's default" is the same 32767.
+    options_.compression_opts.level = config.compression_level;
     rocksdb::DB* db = nullptr;
     rocksdb::Status s = rocksdb::DB::Open(options_, path, &db);
     if (!s.ok()) return FromRocksDB(s);

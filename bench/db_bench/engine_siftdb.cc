@@ -24,6 +24,14 @@
 namespace siftdb::bench {
 namespace {
 
+// A name flags.cc accepted (IsCompressionName) as siftdb's type.
+CompressionType CompressionByName(const std::string& name) {
+  if (name == "none") return kNoCompression;
+  if (name == "lz4") return kLZ4Compression;
+  if (name == "zstd") return kZstdCompression;
+  return kSnappyCompression;
+}
+
 class SiftdbCursor final : public BenchCursor {
  public:
   explicit SiftdbCursor(std::unique_ptr<Iterator> it) : it_(std::move(it)) {}
@@ -107,7 +115,12 @@ class SiftdbEngine final : public BenchEngine {
     options_.paranoid_file_checks = config.paranoid_file_checks;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;
-    options_.compression = config.snappy ? kSnappyCompression : kNoCompression;
+    options_.compression = CompressionByName(config.compression);
+    if (!config.bottommost_compression.empty()) {
+      options_.bottommost_compression =
+          CompressionByName(config.bottommost_compression);
+    }
+    options_.compression_opts.level = config.compression_level;
     options_.filter_bits_per_key = config.bloom_bits;
     // Remote filter mirror: the --remote_filter* flags (a later issue) fill
     // config.remote_filter_*; empty address: no mirror.

@@ -86,7 +86,15 @@ ABSL_FLAG(int32_t, block_size, 4096,
 ABSL_FLAG(int32_t, open_files, 1000,
           "Table files kept open (Options::max_open_files)");
 ABSL_FLAG(std::string, compression, "snappy",
-          "Block compression: snappy or none (LevelDB's 1/0 also work)");
+          "Block compression: none, snappy, lz4 or zstd (LevelDB's 1/0 also "
+          "work; LevelDB itself has snappy and none only)");
+ABSL_FLAG(int32_t, compression_level, 32767,
+          "Compressor level for lz4 and zstd (Options::compression_opts."
+          "level); 32767: the library's default");
+ABSL_FLAG(std::string, bottommost_compression, "",
+          "Compression of the bottommost level (Options::"
+          "bottommost_compression): none, snappy, lz4 or zstd; empty: the "
+          "level's own");
 
 // --- Comparison build ---
 ABSL_FLAG(std::string, engines, "siftdb",
@@ -122,7 +130,16 @@ absl::Status CheckAtLeast(const char* flag, int64_t value, int64_t min) {
       absl::StrFormat("--%s=%d: must be at least %d", flag, value, min));
 }
 
-// --bloom_bits and --compression (LevelDB's spellings included).
+}  // namespace
+
+bool IsCompressionName(std::string_view name) {
+  return name == "none" || name == "snappy" || name == "lz4" || name == "zstd";
+}
+
+namespace {
+
+// --bloom_bits, --compression (LevelDB's spellings included),
+// --compression_level and --bottommost_compression.
 absl::Status ApplyFilterAndCompression(EngineConfig* e) {
   const double bloom_bits = absl::GetFlag(FLAGS_bloom_bits);
   if (!(bloom_bits >= 0 && bloom_bits <= 100)) {
@@ -139,17 +156,26 @@ absl::Status ApplyFilterAndCompression(EngineConfig* e) {
 
   const std::string compression =
       absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression));
-  if (compression == "snappy" || compression == "1" || compression == "true") {
-    e->snappy = true;
-  } else if (compression == "none" || compression == "0" ||
-             compression == "false") {
-    e->snappy = false;
+  if (compression == "1" || compression == "true") {
+    e->compression = "snappy";
+  } else if (compression == "0" || compression == "false") {
+    e->compression = "none";
+  } else if (IsCompressionName(compression)) {
+    e->compression = compression;
   } else {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "--compression=%s: must be snappy or none (siftdb has no other "
-        "block compression)",
-        compression));
+        "--compression=%s: must be none, snappy, lz4 or zstd", compression));
   }
+  const std::string bottommost =
+      absl::AsciiStrToLower(absl::GetFlag(FLAGS_bottommost_compression));
+  if (!bottommost.empty() && !IsCompressionName(bottommost)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--bottommost_compression=%s: must be none, snappy, lz4 or zstd "
+        "(or empty: the level's own)",
+        bottommost));
+  }
+  e->bottommost_compression = bottommost;
+  e->compression_level = absl::GetFlag(FLAGS_compression_level);
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -69,6 +70,10 @@ struct BenchConfig {
 // Reads and checks the flags; InvalidArgument naming the flag otherwise (a
 // usage error: exit code 2). `args` tells which flags were given.
 absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args);
+
+// Whether `name` is a compression EngineConfig takes: none, snappy, lz4 or
+// zstd (RocksDB's names).
+bool IsCompressionName(std::string_view name);
 
 // RocksDB's flags (flags_rocksdb.cc): checks them and applies them to
 // *config; InvalidArgument naming the flag and the missing feature for a

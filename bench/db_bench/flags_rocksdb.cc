@@ -29,8 +29,8 @@ ABSL_FLAG(bool, statistics, false,
           "Print the engine's statistics (siftdb.stats) after the last "
           "benchmark, under STATISTICS:");
 ABSL_FLAG(std::string, compression_type, "",
-          "RocksDB's compression name: snappy or none (siftdb has no other); "
-          "empty: --compression decides");
+          "RocksDB's compression name: none, snappy, lz4 or zstd; empty: "
+          "--compression decides");
 ABSL_FLAG(bool, sync, false, "Every write waits for fdatasync of the log");
 ABSL_FLAG(int32_t, duration, 0,
           "Seconds each benchmark runs, its operation count then unbounded; "
@@ -141,18 +141,19 @@ absl::Status Refuse(const std::string& flag_and_value, const std::string& why) {
       absl::StrFormat("%s is not supported: %s", flag_and_value, why));
 }
 
-// --compression_type: snappy or none; anything else names what is missing.
+// --compression_type: none, snappy, lz4 or zstd; anything else names what
+// is missing.
 absl::Status ApplyCompressionType(BenchConfig* c) {
   const std::string type =
       absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression_type));
   if (type.empty()) return absl::OkStatus();
-  if (type == "snappy") {
-    c->engine.snappy = true;
-  } else if (type == "none" || type == "no") {
-    c->engine.snappy = false;
+  if (type == "no") {
+    c->engine.compression = "none";
+  } else if (IsCompressionName(type)) {
+    c->engine.compression = type;
   } else {
     return Refuse("--compression_type=" + type,
-                  "siftdb compresses blocks with Snappy or not at all");
+                  "siftdb compresses blocks with none, snappy, lz4 or zstd");
   }
   return absl::OkStatus();
 }

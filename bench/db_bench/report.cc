@@ -108,7 +108,14 @@ std::string FormatHeader(const BenchConfig& config,
   } else {
     out += "Filter:     none\n";
   }
-  out += absl::StrFormat("Compression: %s\n", e.snappy ? "snappy" : "none");
+  out += absl::StrFormat("Compression: %s", e.compression);
+  if (e.compression_level != EngineConfig::kDefaultCompressionLevel) {
+    out += absl::StrFormat(" (level %d)", e.compression_level);
+  }
+  if (!e.bottommost_compression.empty()) {
+    out += absl::StrFormat(", bottommost %s", e.bottommost_compression);
+  }
+  out += "\n";
   out += absl::StrFormat(
       "Options:    block cache %s, write buffer %s, max file %s, block %d B, "
       "%d open files\n",

@@ -110,9 +110,9 @@ TEST_F(DbBenchCompatTest, UnknownFlagsAndBadValuesExitTwo) {
 TEST_F(DbBenchCompatTest, RefusedFlagsNameTheMissingFeature) {
   ExpectUsageError({"--keys_per_prefix=4"}, "needs --prefix_size");
   ExpectUsageError({"--prefix_size=-1"}, "--prefix_size=-1: must be in");
-  ExpectUsageError({"--compression_type=zstd"}, "Snappy or not at all");
-  ExpectUsageError({"--compression_type=lz4"}, "Snappy or not at all");
-  ExpectUsageError({"--compression=lz4"}, "no other block compression");
+  ExpectUsageError({"--compression_type=zlib"}, "none, snappy, lz4 or zstd");
+  ExpectUsageError({"--compression_type=bzip2"}, "none, snappy, lz4 or zstd");
+  ExpectUsageError({"--compression=xpress"}, "none, snappy, lz4 or zstd");
   ExpectUsageError({"--disable_wal=1"}, "without its log");
   ExpectUsageError({"--use_direct_reads=1"}, "no direct I/O");
   ExpectUsageError({"--num_levels=3"}, "fixed at 7");
@@ -140,6 +140,15 @@ TEST_F(DbBenchCompatTest, TodaysBehaviourIsAccepted) {
   r = Bench({"--num=100", "--benchmarks=fillseq", "--compression_type=none"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Compression: none"));
+  // RocksDB's other types, a level and a bottommost type map to siftdb's.
+  r = Bench({"--num=2000", "--benchmarks=fillrandom,compact,readrandom",
+             "--compression_type=lz4", "--bottommost_compression=zstd",
+             "--compression_level=5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Compression: lz4 (level 5), bottommost zstd"));
+  r = Bench({"--num=200", "--benchmarks=fillseq", "--compression_type=zstd"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Compression: zstd\n"));
 }
 
 // benchmark.sh passes flags that only tune RocksDB: each is named once.

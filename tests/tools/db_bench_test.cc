@@ -297,7 +297,8 @@ TEST_F(DbBenchTest, BadFlagsFail) {
            {"--benchmarks=fillseq,nosuchbench"},
            {"--threads=0"},
            {"--subcompactions=0"},
-           {"--compression=lz4"},
+           {"--compression=zlib"},
+           {"--bottommost_compression=zlib"},
            {"--compression_ratio=0"},
            {"--engines=nosuchengine"},
            {"--no_such_flag=1"}}) {
