@@ -28,6 +28,7 @@
 #include "redis/mirror/redis_mirror_format.h"
 #include "siftdb/filter_policy.h"
 #include "table/block_builder.h"
+#include "table/compression.h"
 #include "table/internal_key.h"
 #include "table/table_builder.h"
 #include "wal/log_writer.h"
@@ -130,6 +131,31 @@ void TableSeeds() {
   Write("table", "classic_filter",
         Table(20, 512, kNoCompression, NewClassicBloomFilterPolicy(8)));
   Write("table", "no_filter", Table(20, 300, kNoCompression, nullptr));
+  Write("table", "many_blocks_lz4",
+        Table(60, 256, kLZ4Compression, NewBloomFilterPolicy(10)));
+  Write("table", "many_blocks_zstd",
+        Table(60, 256, kZstdCompression, NewBloomFilterPolicy(10)));
+}
+
+// A selector byte (the type) and the stored form of a few blocks.
+void CompressionSeeds() {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += Key(i) + std::string(i % 13, 'x');
+  const std::pair<const char*, CompressionType> types[] = {
+      {"none", kNoCompression},
+      {"snappy", kSnappyCompression},
+      {"lz4", kLZ4Compression},
+      {"zstd", kZstdCompression}};
+  for (const auto& [name, type] : types) {
+    std::string stored = text;
+    if (type != kNoCompression &&
+        !CompressBlock(type, CompressionOptions::kDefaultCompressionLevel, text,
+                       &stored)) {
+      std::abort();
+    }
+    Write("compression", name,
+          std::string(1, static_cast<char>(type)) + stored);
+  }
 }
 
 void FilterSeeds() {
@@ -304,6 +330,7 @@ int main(int argc, char** argv) {
   siftdb::fuzz::LogReaderSeeds();
   siftdb::fuzz::BlockSeeds();
   siftdb::fuzz::TableSeeds();
+  siftdb::fuzz::CompressionSeeds();
   siftdb::fuzz::FilterSeeds();
   siftdb::fuzz::VersionEditSeeds();
   siftdb::fuzz::WriteBatchSeeds();

@@ -7,8 +7,9 @@
 //
 // What it exercises: footer and handle decoding, the CRC-checked meta
 // blocks (libFuzzer's comparison tracing repairs the stored masked CRCs),
-// the index and data blocks, snappy decompression, the filter load, the
-// block cache, iteration both ways, Seek, point gets and size estimates;
+// the index and data blocks, block decompression (the seeds hold none,
+// snappy, lz4 and zstd blocks), the filter load, the block cache,
+// iteration both ways, Seek, point gets and size estimates;
 // once without and once with checksum verification of data blocks.
 //
 // Checked besides "no crash, no out-of-bounds read":
