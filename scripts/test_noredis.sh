@@ -3,8 +3,9 @@
 #
 # Builds siftdb with -DSIFTDB_WITH_REDIS=OFF into build-noredis/ (or
 # $BUILD_DIR) and runs its tests. To prove the engine needs no hiredis, the
-# configure step sees a pkg-config path that holds libxxhash alone (hiredis
-# cannot be found even though it is installed), and afterwards no program
+# configure step sees a pkg-config path that holds only the other libraries
+# the engine finds through pkg-config (hiredis cannot be found even though it
+# is installed), and afterwards no program
 # or library built may link libhiredis or carry a hiredis symbol. The
 # engine's suites that run here are the ones the main build runs too, minus
 # those that need a redis-server (not built in this configuration).
@@ -15,8 +16,11 @@ BUILD_DIR=${BUILD_DIR:-build-noredis}
 
 pc_only=$(mktemp -d)
 trap 'rm -rf "$pc_only"' EXIT
-xxhash_pc=$(pkg-config --variable=pcfiledir libxxhash)/libxxhash.pc
-ln -s "$xxhash_pc" "$pc_only/libxxhash.pc"
+# Keep in step with the pkg_check_modules calls in CMakeLists.txt.
+for module in libxxhash liblz4 libzstd; do
+  ln -s "$(pkg-config --variable=pcfiledir "$module")/$module.pc" \
+    "$pc_only/$module.pc"
+done
 PKG_CONFIG_LIBDIR=$pc_only PKG_CONFIG_PATH="" \
   BUILD_DIR=$BUILD_DIR bash scripts/build.sh -DSIFTDB_WITH_REDIS=OFF \
   -DSIFTDB_BUILD_BENCH=ON
