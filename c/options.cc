@@ -414,6 +414,11 @@ void siftdb_writeoptions_set_sync(siftdb_writeoptions_t* options, uint8_t v) {
   if (options != nullptr) options->rep.sync = v != 0;
 }
 
+void siftdb_writeoptions_set_disable_wal(siftdb_writeoptions_t* options,
+                                         uint8_t v) {
+  if (options != nullptr) options->rep.disable_wal = v != 0;
+}
+
 siftdb_flushoptions_t* siftdb_flushoptions_create(void) {
   return new siftdb_flushoptions_t;
 }

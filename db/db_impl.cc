@@ -23,10 +23,12 @@ namespace siftdb {
 
 // A writer waiting in writers_.
 struct DBImpl::Writer {
-  explicit Writer(WriteBatch* b, bool s) : batch(b), sync(s) {}
+  Writer(WriteBatch* b, const WriteOptions& o)
+      : batch(b), sync(o.sync), disable_wal(o.disable_wal) {}
   absl::Status status;
   WriteBatch* batch;
   bool sync;
+  bool disable_wal;
   bool done = false;
   CondVar cv;
 };
@@ -100,54 +102,6 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
       dbname_, &options_, table_cache_.get(), &internal_comparator_);
 }
 
-DBImpl::~DBImpl() {
-  Close().IgnoreError();
-  MutexLock l(&mutex_);
-  if (mem_ != nullptr) mem_->Unref();
-  if (imm_ != nullptr) imm_->Unref();
-  versions_.reset();
-  db_lock_.reset();
-}
-
-absl::Status DBImpl::Close() {
-  {
-    MutexLock l(&mutex_);
-    if (closed_) return close_status_;
-    closed_ = true;  // from here on writes are refused
-    // Let writes already queued finish: their callers were not refused.
-    while (!writers_.empty())
-      background_done_cv_.WaitFor(&mutex_, std::chrono::milliseconds(10));
-    shutting_down_ = true;
-    background_work_cv_.SignalAll();
-  }
-  // The background thread finishes a pending MemTable flush, stops any
-  // compaction, and records a failure of either as the background error.
-  if (background_thread_.joinable()) background_thread_.join();
-  mirror_.reset();  // revokes its lease; before the table cache it reads
-  MutexLock l(&mutex_);
-  absl::Status s = bg_error_;
-  if (log_ != nullptr) {
-    log_.reset();
-    absl::Status sync = logfile_->Sync();
-    absl::Status close = logfile_->Close();
-    if (s.ok()) s = sync;
-    if (s.ok()) s = close;
-    logfile_.reset();
-  }
-  EndWriteStall();
-  if (!read_only_) {
-    LogMessage(absl::StrFormat(
-        "close: %s; last sequence %d; levels: %s; write stalls %.3f sec in "
-        "total",
-        s.ToString(), versions_->LastSequence(), LevelSummary(),
-        stall_micros_ / 1e6));
-  } else if (!s.ok()) {
-    LogMessage("close: " + s.ToString());
-  }
-  close_status_ = s;
-  return s;
-}
-
 absl::Status DBImpl::CheckWritable(const char* call) const {
   mutex_.AssertHeld();
   if (read_only_) {
@@ -156,7 +110,7 @@ absl::Status DBImpl::CheckWritable(const char* call) const {
                         "(DB::OpenForReadOnly)",
                         dbname_, call));
   }
-  if (closed_) {
+  if (closed_ && !(flushing_for_close_ && std::string_view(call) == "Flush")) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: %s refused: the DB is closed", dbname_, call));
   }
@@ -205,7 +159,13 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     if (!valid.ok()) return valid;
     if (WriteBatchInternal::Count(updates) == 0) return absl::OkStatus();
   }
-  Writer w(updates, options.sync);
+  if (options.sync && options.disable_wal) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dbname_,
+        ": WriteOptions with both sync and disable_wal: a synced write "
+        "needs the log"));
+  }
+  Writer w(updates, options);
   MutexLock l(&mutex_);
   {
     absl::Status writable =
@@ -236,8 +196,10 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     MemTable* const mem = mem_;
     {
       mutex_.Unlock();
-      status = log_->AddRecord(WriteBatchInternal::Contents(group));
-      if (status.ok() && sync) status = logfile_->Sync();
+      if (!w.disable_wal) {
+        status = log_->AddRecord(WriteBatchInternal::Contents(group));
+        if (status.ok() && sync) status = logfile_->Sync();
+      }
       log_error = !status.ok();
       if (status.ok()) status = WriteBatchInternal::InsertInto(group, mem);
       if (status.ok() && mirror_ != nullptr) {
@@ -253,6 +215,7 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     }
     if (group == &tmp_batch_) tmp_batch_.Clear();
     if (status.ok()) versions_->SetLastSequence(last_sequence);
+    if (w.disable_wal) mem_has_unlogged_writes_ = true;
   }
 
   while (true) {
@@ -283,6 +246,9 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer, bool* sync) {
   for (auto it = writers_.begin() + 1; it != writers_.end(); ++it) {
     Writer* w = *it;
     if (w->batch == nullptr) break;  // a forced flush: handle it alone
+    // A logged write never rides in a group that skips the log, and an
+    // unlogged one is not logged on another's behalf.
+    if (w->disable_wal != first->disable_wal) break;
     size += WriteBatchInternal::ByteSize(w->batch);
     if (size > max_size) break;
     if (result == first->batch) {
@@ -387,6 +353,7 @@ absl::Status DBImpl::SwitchMemTable(bool forced) {
   imm_flush_reason_ = forced ? "manual" : "write-buffer-full";
   if (mirror_ != nullptr) mirror_->SwitchMemTable(old_number, number);
   imm_ = old_mem;
+  mem_has_unlogged_writes_ = false;  // the background thread flushes imm_
   has_imm_.store(true, std::memory_order_release);
   background_work_cv_.Signal();
   // Sync the old log so that durability stays a prefix: a synced write

@@ -132,6 +132,10 @@ class DBImpl : public DB {
   // or closed. The name of the call goes into the message.
   absl::Status CheckWritable(const char* call) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Close's step before stopping the background thread: when mem_ holds
+  // writes made with WriteOptions::disable_wal, flush it (no log holds
+  // them). OK when there is nothing to do.
+  absl::Status FlushUnloggedWritesForClose() ABSL_LOCKS_EXCLUDED(mutex_);
 
   // --- Checkpoints (db_impl_checkpoint.cc) ---
   // What a checkpoint copies, captured under the mutex.
@@ -316,6 +320,12 @@ class DBImpl : public DB {
   // Set by Close; close_status_ is what it returned.
   bool closed_ ABSL_GUARDED_BY(mutex_) = false;
   absl::Status close_status_ ABSL_GUARDED_BY(mutex_);
+  // mem_ holds writes made with WriteOptions::disable_wal. No log can bring
+  // them back, so Close flushes mem_ when this is set; SwitchMemTable
+  // clears it (the background thread always finishes flushing imm_).
+  bool mem_has_unlogged_writes_ ABSL_GUARDED_BY(mutex_) = false;
+  // Close is flushing mem_: its own forced flush passes CheckWritable.
+  bool flushing_for_close_ ABSL_GUARDED_BY(mutex_) = false;
 
   MemTable* mem_ ABSL_GUARDED_BY(mutex_) = nullptr;
   MemTable* imm_ ABSL_GUARDED_BY(mutex_) = nullptr;

@@ -51,6 +51,9 @@ struct EngineConfig {
   // Options::disable_auto_compactions (siftdb's and RocksDB's): only
   // explicit compactions run. LevelDB has no such switch and compacts.
   bool disable_auto_compactions = false;
+  // Writes skip the log (siftdb's WriteOptions::disable_wal, RocksDB's
+  // disableWAL). LevelDB has no such option: its adapter refuses it.
+  bool disable_wal = false;
   // --prefix_size > 0: a fixed-length prefix extractor of that many bytes
   // (siftdb and RocksDB), and cursors whose seeks stay in the target's
   // prefix (prefix_same_as_start). LevelDB has none: the runner stops its

@@ -90,6 +90,11 @@ class LevelDBEngine final : public BenchEngine {
           "and none only)",
           config.compression));
     }
+    if (config.disable_wal) {
+      return absl::InvalidArgumentError(
+          "leveldb: --disable_wal is not supported (LevelDB always writes "
+          "its log)");
+    }
     if (!config.bottommost_compression.empty()) {
       return absl::InvalidArgumentError(
           "leveldb: --bottommost_compression is not supported (LevelDB has "

@@ -110,6 +110,7 @@ class RocksDBEngine final : public BenchEngine {
     options_.target_file_size_base = config.max_file_size;
     options_.max_subcompactions = static_cast<uint32_t>(config.subcompactions);
     options_.disable_auto_compactions = config.disable_auto_compactions;
+    disable_wal_ = config.disable_wal;
     if (config.prefix_size > 0) {
       options_.prefix_extractor.reset(
           rocksdb::NewFixedPrefixTransform(config.prefix_size));
@@ -142,12 +143,14 @@ class RocksDBEngine final : public BenchEngine {
                    std::string_view value) override {
     rocksdb::WriteOptions wo;
     wo.sync = sync;
+    wo.disableWAL = disable_wal_;
     return FromRocksDB(db_->Put(wo, ToSlice(key), ToSlice(value)));
   }
 
   absl::Status Delete(bool sync, std::string_view key) override {
     rocksdb::WriteOptions wo;
     wo.sync = sync;
+    wo.disableWAL = disable_wal_;
     return FromRocksDB(db_->Delete(wo, ToSlice(key)));
   }
 
@@ -187,6 +190,7 @@ class RocksDBEngine final : public BenchEngine {
   }
 
   rocksdb::Options options_;
+  bool disable_wal_ = false;
   rocksdb::ReadOptions cursor_options_;  // every cursor's
   std::unique_ptr<rocksdb::DB> db_;
 };

@@ -90,6 +90,8 @@ class SiftdbEngine final : public BenchEngine {
   absl::Status Open(const EngineConfig& config,
                     const std::string& path) override {
     options_ = Options();
+    write_options_ = WriteOptions();
+    write_options_.disable_wal = config.disable_wal;
     options_.create_if_missing = config.create_if_missing;
     options_.block_cache_size = config.block_cache_size;
     options_.write_buffer_size = config.write_buffer_size;
@@ -153,13 +155,13 @@ class SiftdbEngine final : public BenchEngine {
 
   absl::Status Put(bool sync, std::string_view key,
                    std::string_view value) override {
-    WriteOptions wo;
+    WriteOptions wo = write_options_;
     wo.sync = sync;
     return db_->Put(wo, key, value);
   }
 
   absl::Status Delete(bool sync, std::string_view key) override {
-    WriteOptions wo;
+    WriteOptions wo = write_options_;
     wo.sync = sync;
     return db_->Delete(wo, key);
   }
@@ -205,7 +207,7 @@ class SiftdbEngine final : public BenchEngine {
         batch.Delete(e.key);
       }
     }
-    WriteOptions wo;
+    WriteOptions wo = write_options_;
     wo.sync = sync;
     return db_->Write(wo, &batch);
   }
@@ -275,6 +277,7 @@ class SiftdbEngine final : public BenchEngine {
 
   CountingComparator comparator_;  // outlives db_ (declared first)
   Options options_;
+  WriteOptions write_options_;  // disable_wal from the config
   ReadOptions cursor_options_;  // every cursor's
   std::unique_ptr<DB> db_;
 };

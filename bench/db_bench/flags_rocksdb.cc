@@ -77,8 +77,8 @@ ABSL_FLAG(bool, total_order_seek, false,
           "Cursors ignore prefix filters and prefix limits "
           "(ReadOptions::total_order_seek)");
 ABSL_FLAG(bool, disable_wal, false,
-          "false only (unless --lenient): siftdb writes every update to its "
-          "log");
+          "Writes skip the log (WriteOptions::disable_wal, RocksDB's "
+          "disableWAL); refused with --sync and by the LevelDB adapter");
 ABSL_FLAG(bool, use_direct_reads, false,
           "false only: siftdb reads through the page cache (no O_DIRECT)");
 ABSL_FLAG(bool, use_direct_io_for_flush_and_compaction, false,
@@ -87,9 +87,9 @@ ABSL_FLAG(bool, disable_auto_compactions, false,
           "Options::disable_auto_compactions: only explicit compactions "
           "(the compact benchmark) merge tables; LevelDB ignores it");
 ABSL_FLAG(bool, lenient, false,
-          "Accept --disable_wal=1, which siftdb cannot honour, and run with "
-          "its log (more work than asked, never less), with a note; flags "
-          "whose stand-in would flatter siftdb stay refused");
+          "Accepted for command lines written when --disable_wal=1 needed "
+          "it; changes nothing now. Flags whose stand-in would flatter "
+          "siftdb stay refused");
 
 namespace siftdb::bench {
 namespace {
@@ -213,15 +213,10 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
         "base=%d its last level holds far more than this benchmark writes",
         levels, c->engine.max_bytes_for_level_base));
   }
-  const bool lenient = absl::GetFlag(FLAGS_lenient);
-  if (absl::GetFlag(FLAGS_disable_wal)) {
-    if (!lenient) {
-      return Refuse("--disable_wal=1",
-                    "siftdb cannot write without its log (--lenient runs "
-                    "with the log)");
-    }
-    c->notes.push_back(
-        "--disable_wal=1: siftdb writes its log anyway (--lenient)");
+  c->engine.disable_wal = absl::GetFlag(FLAGS_disable_wal);
+  if (c->engine.disable_wal && absl::GetFlag(FLAGS_sync)) {
+    return Refuse("--disable_wal=1 with --sync=1",
+                  "a synced write needs the log");
   }
   c->engine.disable_auto_compactions =
       absl::GetFlag(FLAGS_disable_auto_compactions);

@@ -455,6 +455,11 @@ SIFTDB_EXPORT void siftdb_writeoptions_destroy(siftdb_writeoptions_t* options);
 // fdatasync the log before the write returns.
 SIFTDB_EXPORT void siftdb_writeoptions_set_sync(siftdb_writeoptions_t* options,
                                                 uint8_t v);
+// Skip the log (WriteOptions::disable_wal): such a write is lost by a crash
+// before its MemTable is flushed; siftdb_close flushes it. Together with
+// sync the write fails with an error naming both.
+SIFTDB_EXPORT void siftdb_writeoptions_set_disable_wal(
+    siftdb_writeoptions_t* options, uint8_t v);
 
 SIFTDB_EXPORT siftdb_flushoptions_t* siftdb_flushoptions_create(void);
 SIFTDB_EXPORT void siftdb_flushoptions_destroy(siftdb_flushoptions_t* options);

@@ -11,7 +11,8 @@
 // is destroyed.
 // Durability: a write acknowledged with WriteOptions.sync = true survives
 // any crash; without sync it survives a process crash but may be lost when
-// the machine crashes.
+// the machine crashes. A write made with WriteOptions.disable_wal survives
+// only once its MemTable is flushed (Flush, Close, or a full MemTable).
 // Errors: absl::Status everywhere. Get of an absent key is NotFound; bad
 // input (oversized keys, nonsense options, bad paths) is InvalidArgument
 // with a message naming the problem; damaged files are DataLoss naming the

@@ -278,6 +278,15 @@ struct SIFTDB_EXPORT WriteOptions {
   // fdatasync the log before the write returns. Without it a write survives
   // a process crash but may be lost in a machine crash.
   bool sync = false;
+  // Skip the log: the write goes to the MemTable only (RocksDB's
+  // disableWAL). Faster for bulk loads that can be redone, but such a
+  // write is lost if the process or machine crashes before its MemTable
+  // is flushed, even when later logged writes survive. Close (and the DB's
+  // destructor) flush a MemTable holding such writes, so a clean close
+  // loses nothing. Write refuses sync together with disable_wal
+  // (InvalidArgument). Logged and unlogged writes are never grouped into
+  // one log record.
+  bool disable_wal = false;
 };
 
 }  // namespace siftdb

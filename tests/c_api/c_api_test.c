@@ -313,6 +313,22 @@ static void TestReadsAndWrites(siftdb_t* db) {
     siftdb_multi_get(db, ro, 3, keys, key_lens, values, value_lens, NULL);
     siftdb_multi_get(db, ro, 0, NULL, NULL, NULL, NULL, NULL);
   }
+  {
+    /* disable_wal: the write lands; with sync as well it is refused. */
+    siftdb_writeoptions_t* unlogged = siftdb_writeoptions_create();
+    siftdb_writeoptions_set_disable_wal(unlogged, 1);
+    siftdb_put(db, unlogged, "unlogged", 8, "u", 1, &err);
+    CHECK_OK(err);
+    CheckGet(db, ro, "unlogged", "u");
+    siftdb_writeoptions_set_sync(unlogged, 1);
+    siftdb_put(db, unlogged, "unlogged", 8, "w", 1, &err);
+    CHECK_ERR(err, "disable_wal");
+    CheckGet(db, ro, "unlogged", "u");
+    siftdb_delete(db, wo, "unlogged", 8, &err);
+    CHECK_OK(err);
+    siftdb_writeoptions_set_disable_wal(NULL, 1);
+    siftdb_writeoptions_destroy(unlogged);
+  }
   siftdb_writeoptions_destroy(wo);
   siftdb_readoptions_destroy(ro);
 }
