@@ -201,6 +201,18 @@ void siftdb_options_set_whole_key_filtering(siftdb_options_t* options,
   if (options != nullptr) options->rep.whole_key_filtering = v != 0;
 }
 
+void siftdb_options_set_target_file_size_base(siftdb_options_t* options,
+                                              uint64_t bytes) {
+  if (options != nullptr) options->rep.target_file_size_base = bytes;
+}
+
+void siftdb_options_set_target_file_size_multiplier(siftdb_options_t* options,
+                                                    int multiplier) {
+  if (options != nullptr) {
+    options->rep.target_file_size_multiplier = multiplier;
+  }
+}
+
 void siftdb_options_set_max_file_size(siftdb_options_t* options, size_t bytes) {
   if (options != nullptr) options->rep.max_file_size = bytes;
 }

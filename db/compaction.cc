@@ -55,12 +55,20 @@ void AddBoundaryInputs(const InternalKeyComparator& icmp,
 
 }  // namespace
 
+uint64_t TargetFileSize(const Options& options, int level) {
+  uint64_t size = options.target_file_size_base;
+  for (int l = 2; l <= level; l++) {
+    size *= static_cast<uint64_t>(options.target_file_size_multiplier);
+  }
+  return size;
+}
+
 Compaction::Compaction(const Options* options, int level,
                        Version* input_version)
     : level_(level),
-      max_output_file_size_(options->max_file_size),
+      max_output_file_size_(TargetFileSize(*options, level + 1)),
       max_grandparent_overlap_bytes_(
-          10 * static_cast<int64_t>(options->max_file_size)),
+          10 * static_cast<int64_t>(max_output_file_size_)),
       input_version_(input_version) {
   input_version_->Ref();
 }
@@ -282,7 +290,8 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
     if (level > 0) {
       AddBoundaryInputs(*icmp_, current_->files_[level], &expanded0);
     }
-    const int64_t limit = 25 * static_cast<int64_t>(options_->max_file_size);
+    const int64_t limit =
+        25 * static_cast<int64_t>(TargetFileSize(*options_, level + 1));
     if (expanded0.size() > c->inputs_[0].size() &&
         TotalFileSize(expanded0) + c->InputBytes(1) < limit) {
       std::string new_start, new_limit;
@@ -322,7 +331,7 @@ std::unique_ptr<Compaction> VersionSet::CompactRange(
   // Bound a deeper level's compaction to about one table's worth of
   // overlap per step (level-0 tables overlap, so take them all).
   if (level > 0) {
-    const uint64_t limit = options_->max_file_size;
+    const uint64_t limit = TargetFileSize(*options_, level + 1);
     uint64_t total = 0;
     for (size_t i = 0; i < inputs.size(); i++) {
       total += inputs[i]->file_size;

@@ -35,8 +35,14 @@ namespace siftdb {
 
 class VersionSet;
 
+// Target size of the tables written into `level` (a sanitized Options):
+// target_file_size_base for levels 0 and 1, times
+// target_file_size_multiplier for each level below 1.
+uint64_t TargetFileSize(const Options& options, int level);
+
 class Compaction {
  public:
+  // Writes into level + 1, with tables of TargetFileSize(*options, level + 1).
   Compaction(const Options* options, int level, Version* input_version);
   Compaction(const Compaction&) = delete;
   Compaction& operator=(const Compaction&) = delete;

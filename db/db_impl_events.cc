@@ -83,7 +83,8 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
                               ? std::string(o.prefix_extractor->Name())
                               : std::string("none"));
   add("whole_key_filtering", flag(o.whole_key_filtering));
-  add("max_file_size", num(o.max_file_size));
+  add("target_file_size_base", num(o.target_file_size_base));
+  add("target_file_size_multiplier", num(o.target_file_size_multiplier));
   add("level0_file_num_compaction_trigger",
       num(o.level0_file_num_compaction_trigger));
   add("level0_slowdown_writes_trigger", num(o.level0_slowdown_writes_trigger));

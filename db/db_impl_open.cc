@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "db/compaction.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
 #include "db/output_compression.h"
@@ -21,6 +22,50 @@ namespace {
 
 absl::Status BadOption(const std::string& what) {
   return absl::InvalidArgumentError("invalid option: " + what);
+}
+
+}  // namespace
+
+namespace {
+
+// target_file_size_base and its alias max_file_size (see options.h).
+absl::Status ResolveTargetFileSize(Options* o) {
+  static const uint64_t kDefaultBase = Options().target_file_size_base;
+  if (o->max_file_size != 0) {
+    if (o->target_file_size_base != kDefaultBase &&
+        o->target_file_size_base != o->max_file_size) {
+      return BadOption(absl::StrFormat(
+          "max_file_size = %d and target_file_size_base = %d disagree "
+          "(max_file_size is the old name of target_file_size_base: set one)",
+          o->max_file_size, o->target_file_size_base));
+    }
+    if (o->max_file_size < 4096) {
+      return BadOption(absl::StrFormat("max_file_size = %d (must be >= 4 KiB)",
+                                       o->max_file_size));
+    }
+    o->target_file_size_base = o->max_file_size;
+  }
+  if (o->target_file_size_base < 4096) {
+    return BadOption(
+        absl::StrFormat("target_file_size_base = %d (must be >= 4 KiB)",
+                        o->target_file_size_base));
+  }
+  if (o->target_file_size_multiplier < 1 ||
+      o->target_file_size_multiplier > 100) {
+    return BadOption(
+        absl::StrFormat("target_file_size_multiplier = %d (must be in [1, "
+                        "100])",
+                        o->target_file_size_multiplier));
+  }
+  if (TargetFileSize(*o, kNumLevels - 1) > (uint64_t{1} << 40)) {
+    return BadOption(absl::StrFormat(
+        "target_file_size_base = %d with target_file_size_multiplier = %d "
+        "(level %d's tables would pass 1 TiB)",
+        o->target_file_size_base, o->target_file_size_multiplier,
+        kNumLevels - 1));
+  }
+  o->max_file_size = o->target_file_size_base;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -72,10 +117,7 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         "filter_bits_per_key = %g (must be in [0, 100]; 0 disables)",
         o.filter_bits_per_key));
   }
-  if (o.max_file_size < 4096) {
-    return BadOption(absl::StrFormat("max_file_size = %d (must be >= 4 KiB)",
-                                     o.max_file_size));
-  }
+  if (absl::Status s = ResolveTargetFileSize(&o); !s.ok()) return s;
   if (o.level0_file_num_compaction_trigger < 1 ||
       o.level0_slowdown_writes_trigger < o.level0_file_num_compaction_trigger ||
       o.level0_stop_writes_trigger < o.level0_slowdown_writes_trigger) {

@@ -401,7 +401,7 @@ class Repairer {
       builder->Add(key, merged.value());
       outputs_.back().largest = std::string(key);
       entries_written_++;
-      if (builder->FileSize() >= options_.max_file_size) s = finish();
+      if (builder->FileSize() >= options_.target_file_size_base) s = finish();
     }
     if (s.ok() && builder != nullptr) s = finish();
     for (SalvagingTableIterator* it : salvagers) {

@@ -35,7 +35,10 @@ struct EngineConfig {
   bool create_if_missing = true;
   size_t block_cache_size = size_t{8} << 20;
   size_t write_buffer_size = size_t{4} << 20;
+  // Level-1 table size (siftdb's and RocksDB's target_file_size_base,
+  // LevelDB's max_file_size) and its growth per level below.
   size_t max_file_size = size_t{2} << 20;
+  int target_file_size_multiplier = 1;
   // Leveled compaction shape (siftdb's defaults; RocksDB's names).
   int level0_file_num_compaction_trigger = 4;
   int level0_slowdown_writes_trigger = 8;

@@ -90,6 +90,11 @@ class LevelDBEngine final : public BenchEngine {
           "and none only)",
           config.compression));
     }
+    if (config.target_file_size_multiplier != 1) {
+      return absl::InvalidArgumentError(
+          "leveldb: --target_file_size_multiplier is not supported (LevelDB "
+          "writes tables of --max_file_size at every level)");
+    }
     if (config.disable_wal) {
       return absl::InvalidArgumentError(
           "leveldb: --disable_wal is not supported (LevelDB always writes "

@@ -108,6 +108,7 @@ class RocksDBEngine final : public BenchEngine {
     options_.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     options_.write_buffer_size = config.write_buffer_size;
     options_.target_file_size_base = config.max_file_size;
+    options_.target_file_size_multiplier = config.target_file_size_multiplier;
     options_.max_subcompactions = static_cast<uint32_t>(config.subcompactions);
     options_.disable_auto_compactions = config.disable_auto_compactions;
     disable_wal_ = config.disable_wal;

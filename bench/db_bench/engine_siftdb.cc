@@ -95,7 +95,8 @@ class SiftdbEngine final : public BenchEngine {
     options_.create_if_missing = config.create_if_missing;
     options_.block_cache_size = config.block_cache_size;
     options_.write_buffer_size = config.write_buffer_size;
-    options_.max_file_size = config.max_file_size;
+    options_.target_file_size_base = config.max_file_size;
+    options_.target_file_size_multiplier = config.target_file_size_multiplier;
     options_.level0_file_num_compaction_trigger =
         config.level0_file_num_compaction_trigger;
     options_.level0_slowdown_writes_trigger =

@@ -36,8 +36,12 @@ ABSL_FLAG(int32_t, duration, 0,
           "Seconds each benchmark runs, its operation count then unbounded; "
           "0: run --num / --reads operations");
 ABSL_FLAG(int64_t, target_file_size_base, 0,
-          "Target table file bytes (Options::max_file_size, which siftdb "
-          "uses at every level); 0: --max_file_size");
+          "Target bytes of level-1 tables (Options::target_file_size_base); "
+          "0: --max_file_size");
+ABSL_FLAG(int32_t, target_file_size_multiplier, 1,
+          "Each level's tables target this many times the level above's "
+          "(Options::target_file_size_multiplier, in [1, 100]); LevelDB "
+          "takes 1 only");
 ABSL_FLAG(int64_t, max_bytes_for_level_base, int64_t{10} << 20,
           "Level-1 target bytes (Options::max_bytes_for_level_base)");
 ABSL_FLAG(double, max_bytes_for_level_multiplier, 10,
@@ -266,6 +270,13 @@ absl::Status ApplyShape(const tools::ToolArgs& args, BenchConfig* c) {
       e.max_file_size = static_cast<size_t>(size);
     }
   }
+  const int32_t file_mult = absl::GetFlag(FLAGS_target_file_size_multiplier);
+  if (absl::Status s =
+          CheckRange("target_file_size_multiplier", file_mult, 1, 100);
+      !s.ok()) {
+    return s;
+  }
+  e.target_file_size_multiplier = file_mult;
   return absl::OkStatus();
 }
 

@@ -117,9 +117,12 @@ std::string FormatHeader(const BenchConfig& config,
   }
   out += "\n";
   out += absl::StrFormat(
-      "Options:    block cache %s, write buffer %s, max file %s, block %d B, "
-      "%d open files\n",
+      "Options:    block cache %s, write buffer %s, max file %s%s, block %d "
+      "B, %d open files\n",
       MiB(e.block_cache_size), MiB(e.write_buffer_size), MiB(e.max_file_size),
+      e.target_file_size_multiplier == 1
+          ? ""
+          : absl::StrFormat(" x%d per level", e.target_file_size_multiplier),
       e.block_size, e.max_open_files);
   out += absl::StrFormat(
       "Levels:     level-0 compaction/slowdown/stop at %d/%d/%d tables; "

@@ -368,6 +368,13 @@ SIFTDB_EXPORT void siftdb_options_set_prefix_extractor(
 // 0: table filters hold prefixes only (with a prefix extractor).
 SIFTDB_EXPORT void siftdb_options_set_whole_key_filtering(
     siftdb_options_t* options, uint8_t v);
+// Level-1 table size and its growth per level (target_file_size_base,
+// target_file_size_multiplier).
+SIFTDB_EXPORT void siftdb_options_set_target_file_size_base(
+    siftdb_options_t* options, uint64_t bytes);
+SIFTDB_EXPORT void siftdb_options_set_target_file_size_multiplier(
+    siftdb_options_t* options, int multiplier);
+// The old name of siftdb_options_set_target_file_size_base.
 SIFTDB_EXPORT void siftdb_options_set_max_file_size(siftdb_options_t* options,
                                                     size_t bytes);
 SIFTDB_EXPORT void siftdb_options_set_level0_file_num_compaction_trigger(

@@ -197,8 +197,19 @@ struct SIFTDB_EXPORT Options {
   bool whole_key_filtering = true;
 
   // --- Compaction (leveled) ---
-  // Target size of each table written by flush or compaction.
-  size_t max_file_size = size_t{2} << 20;
+  // Target size of each table a compaction writes into level L >= 1:
+  // target_file_size_base * target_file_size_multiplier^(L-1) (RocksDB's
+  // names and meaning). Flushes write one level-0 table per MemTable, and
+  // repair cuts its tables at target_file_size_base. A table may end a
+  // little past its target (it ends at a block boundary) or well before it
+  // (to bound its overlap with the level below). Open refuses a base below
+  // 4 KiB, a multiplier outside [1, 100], and a level-6 target above 1 TiB.
+  uint64_t target_file_size_base = uint64_t{2} << 20;
+  int target_file_size_multiplier = 1;
+  // The former name of target_file_size_base, kept as an alias for one
+  // release: non-zero sets target_file_size_base. Open refuses the two set
+  // to different values. 0 (default): unset.
+  size_t max_file_size = 0;
   int level0_file_num_compaction_trigger = 4;
   int level0_slowdown_writes_trigger = 8;
   int level0_stop_writes_trigger = 12;

@@ -182,6 +182,8 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_filter_policy(o, policy);
   siftdb_filterpolicy_destroy(policy);  // the options keep a reference
   siftdb_options_set_max_file_size(o, 32 << 10);
+  siftdb_options_set_target_file_size_base(o, 32 << 10);
+  siftdb_options_set_target_file_size_multiplier(o, 2);
   siftdb_options_set_level0_file_num_compaction_trigger(o, 2);
   siftdb_options_set_level0_slowdown_writes_trigger(o, 6);
   siftdb_options_set_level0_stop_writes_trigger(o, 10);

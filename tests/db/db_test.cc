@@ -242,7 +242,12 @@ TEST_F(DBTest, NonsenseOptionsAreInvalidArgument) {
       {"compression",
        [](Options* o) { o->compression = static_cast<CompressionType>(9); }},
       {"level0", [](Options* o) { o->level0_stop_writes_trigger = 1; }},
-      {"max_file_size", [](Options* o) { o->max_file_size = 0; }},
+      // 0 leaves the alias unset; any other value below 4 KiB is refused.
+      {"max_file_size", [](Options* o) { o->max_file_size = 1; }},
+      {"target_file_size_base",
+       [](Options* o) { o->target_file_size_base = 0; }},
+      {"target_file_size_multiplier",
+       [](Options* o) { o->target_file_size_multiplier = 0; }},
   };
   for (const Case& c : cases) {
     Options o = options_;

@@ -146,6 +146,31 @@ TEST(ErrorsOptions, MaxFileSizeTooSmall) {
                  {"invalid option: max_file_size", ">= 4 KiB"});
 }
 
+TEST(ErrorsOptions, TargetFileSizeOutOfRange) {
+  ExpectRejected({[](Options* o) { o->target_file_size_base = 4095; },
+                  [](Options* o) { o->target_file_size_base = 0; }},
+                 {"invalid option: target_file_size_base", ">= 4 KiB"});
+  ExpectRejected({[](Options* o) { o->target_file_size_multiplier = 0; },
+                  [](Options* o) { o->target_file_size_multiplier = 101; }},
+                 {"invalid option: target_file_size_multiplier", "[1, 100]"});
+  ExpectRejected({[](Options* o) {
+                   o->target_file_size_base = uint64_t{1} << 31;
+                   o->target_file_size_multiplier = 10;
+                 }},
+                 {"invalid option: target_file_size_base", "pass 1 TiB"});
+}
+
+// max_file_size is the old name of target_file_size_base: both set to
+// different values is refused rather than one silently winning.
+TEST(ErrorsOptions, MaxFileSizeDisagreesWithTargetFileSizeBase) {
+  ExpectRejected({[](Options* o) {
+                   o->max_file_size = 64 << 10;
+                   o->target_file_size_base = 128 << 10;
+                 }},
+                 {"invalid option: max_file_size = 65536 and "
+                  "target_file_size_base = 131072 disagree"});
+}
+
 TEST(ErrorsOptions, Level0TriggersOutOfOrder) {
   ExpectRejected({[](Options* o) { o->level0_file_num_compaction_trigger = 0; },
                   [](Options* o) { o->level0_slowdown_writes_trigger = 2; },

@@ -75,7 +75,7 @@ Options StressOptions() {
   options.create_if_missing = true;
   // Small buffers and tables: a short run flushes and compacts often.
   options.write_buffer_size = 64 << 10;
-  options.max_file_size = 64 << 10;
+  options.target_file_size_base = 64 << 10;
   options.max_bytes_for_level_base = 256 << 10;
   options.paranoid_checks = absl::GetFlag(FLAGS_paranoid_checks);
   // Validated by DB::Open (InvalidArgument outside [1, 64]).
