@@ -12,6 +12,7 @@
 #include "db/mirror/remote_mirror_impl.h"
 #include "filter/bloom_math.h"
 #include "filter/filter_hash.h"
+#include "redis/client/redis_url.h"
 #include "siftdb/comparator.h"
 #include "siftdb/slice_transform.h"
 
@@ -64,9 +65,13 @@ absl::Status RemoteMirror::ValidateOptions(const RemoteFilterOptions& r) {
     return BadOption("endpoints is empty (need host:port or unix:/path)");
   }
   for (const std::string& e : r.endpoints) {
-    absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(e);
-    if (!ep.ok())
-      return BadOption("endpoints: " + std::string(ep.status().message()));
+    // A URL (redis://, redis+sentinel://, ...) must stand alone.
+    absl::StatusOr<RedisUrl> url = ParseRedisUrl(e);
+    if (!url.ok())
+      return BadOption("endpoints: " + std::string(url.status().message()));
+    if (url->scheme != RedisUrlScheme::kPlain && r.endpoints.size() > 1) {
+      return BadOption("endpoints: a URL must be the only endpoint");
+    }
   }
   absl::Status s = ValidateMirrorName(r.name);
   if (!s.ok()) {

@@ -408,7 +408,8 @@ enum {
 // a valid mode is set.
 SIFTDB_EXPORT void siftdb_options_set_remote_filter_mode(
     siftdb_options_t* options, int mode);
-// Adds "host:port", "[ipv6]:port" or "unix:/path" to the endpoints. A NULL
+// Adds "host:port", "[ipv6]:port" or "unix:/path" to the endpoints, or
+// one URL (redis://, redis+sentinel://, unix://; see Options). A NULL
 // endpoint makes siftdb_open fail until the endpoints are cleared.
 SIFTDB_EXPORT void siftdb_options_add_remote_filter_endpoint(
     siftdb_options_t* options, const char* endpoint);

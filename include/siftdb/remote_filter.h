@@ -75,7 +75,9 @@ namespace siftdb {
 
 struct SIFTDB_EXPORT RemoteFilterReaderOptions {
   // A standalone server or replica ("host:port", "[v6]:port",
-  // "unix:/path"), or seed nodes of a Redis Cluster.
+  // "unix:/path"), or seed nodes of a Redis Cluster, or one URL: redis://,
+  // redis+sentinel:// (the master, followed across failovers), unix://
+  // (docs/redis_client.md); the URL's user and password win.
   std::vector<std::string> endpoints;
   std::string username;  // ACL user; empty: AUTH with password only
   std::string password;  // empty: no AUTH

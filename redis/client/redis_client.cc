@@ -13,6 +13,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "redis/client/redis_url.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -52,7 +54,54 @@ std::string_view FirstWord(std::string_view text) {
   return space == std::string_view::npos ? text : text.substr(0, space);
 }
 
+// One command on a raw context. Unavailable when the connection fails; a
+// server error is returned as a kError reply.
+absl::StatusOr<RedisReply> RunOnContext(redisContext* ctx,
+                                        const std::vector<std::string>& argv,
+                                        std::string_view endpoint) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const std::string& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  void* raw = redisCommandArgv(ctx, static_cast<int>(argv.size()), ptrs.data(),
+                               lens.data());
+  if (raw == nullptr) {
+    return absl::UnavailableError(
+        absl::StrFormat("redis %s: %s: %s", endpoint, argv[0],
+                        ctx->errstr[0] != '\0' ? ctx->errstr : "no reply"));
+  }
+  RedisReply reply = Convert(static_cast<redisReply*>(raw));
+  freeReplyObject(raw);
+  return reply;
+}
+
+std::string SentinelText(const RedisClientOptions& o) {
+  return absl::StrFormat("sentinel master '%s'", o.master_name);
+}
+
 }  // namespace
+
+void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options) {
+  if (url.scheme == RedisUrlScheme::kSentinel) {
+    options->sentinels = url.endpoints;
+    options->master_name = url.master_name;
+    options->endpoint.clear();
+    if (url.sentinel_username.has_value()) {
+      options->sentinel_username = *url.sentinel_username;
+    }
+    if (url.sentinel_password.has_value()) {
+      options->sentinel_password = *url.sentinel_password;
+    }
+  } else if (!url.endpoints.empty()) {
+    options->endpoint = url.endpoints[0];
+  }
+  if (url.username.has_value()) options->username = *url.username;
+  if (url.password.has_value()) options->password = *url.password;
+  if (url.database.has_value()) options->database = *url.database;
+  if (url.scheme == RedisUrlScheme::kRediss) options->tls = true;
+}
 
 bool IsTransientServerError(std::string_view error_text) {
   std::string_view w = FirstWord(error_text);
@@ -134,8 +183,9 @@ RedisClient::RedisClient(const RedisClientOptions& options,
                          RedisEndpoint endpoint)
     : options_(options),
       endpoint_(std::move(endpoint)),
-      endpoint_text_(endpoint_.unix_path.empty() ? endpoint_.ToString()
-                                                 : endpoint_.unix_path) {}
+      endpoint_text_(!options.master_name.empty()  ? SentinelText(options)
+                     : endpoint_.unix_path.empty() ? endpoint_.ToString()
+                                                   : endpoint_.unix_path) {}
 
 RedisClient::~RedisClient() { Close(); }
 
@@ -155,8 +205,113 @@ absl::Status RedisClient::ContextError(std::string_view what) const {
       absl::StrFormat("redis %s: %s: %s", endpoint_text_, what, detail));
 }
 
+absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
+  std::vector<std::string> errors;
+  timeval tv = DurationToTimeval(options_.connect_timeout);
+  for (const std::string& sentinel : options_.sentinels) {
+    absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(sentinel);
+    if (!ep.ok()) return ep.status();
+    redisContext* c = redisConnectWithTimeout(ep->host.c_str(), ep->port, tv);
+    if (c == nullptr || c->err != 0) {
+      errors.push_back(
+          absl::StrFormat("%s: connect: %s", sentinel,
+                          c == nullptr ? "out of memory" : c->errstr));
+      if (c != nullptr) redisFree(c);
+      continue;
+    }
+    redisSetTimeout(c, tv);
+    absl::StatusOr<RedisReply> reply = RedisReply::Nil();
+    if (!options_.sentinel_password.empty()) {
+      std::vector<std::string> auth = {"AUTH"};
+      if (!options_.sentinel_username.empty()) {
+        auth.push_back(options_.sentinel_username);
+      }
+      auth.push_back(options_.sentinel_password);
+      reply = RunOnContext(c, auth, sentinel);
+      if (reply.ok() && reply->is_error()) {
+        const std::string text = reply->str();
+        redisFree(c);
+        // A refused AUTH is a configuration error, not an outage.
+        return absl::UnauthenticatedError(
+            absl::StrFormat("redis sentinel %s: AUTH: %s", sentinel, text));
+      }
+    }
+    if (!reply.ok()) {
+      errors.push_back(std::string(reply.status().message()));
+      redisFree(c);
+      continue;
+    }
+    reply = RunOnContext(
+        c, {"SENTINEL", "get-master-addr-by-name", options_.master_name},
+        sentinel);
+    redisFree(c);
+    if (!reply.ok()) {
+      errors.push_back(std::string(reply.status().message()));
+      continue;
+    }
+    if (reply->is_error()) {
+      if (absl::StartsWith(reply->str(), "NOAUTH") ||
+          absl::StartsWith(reply->str(), "WRONGPASS")) {
+        return absl::UnauthenticatedError(
+            absl::StrFormat("redis sentinel %s: %s", sentinel, reply->str()));
+      }
+      errors.push_back(absl::StrFormat("%s: %s", sentinel, reply->str()));
+      continue;
+    }
+    if (!reply->is_array() || reply->elements().size() != 2 ||
+        !reply->elements()[0].is_string() ||
+        !reply->elements()[1].is_string()) {
+      errors.push_back(absl::StrFormat("%s: does not know master '%s'",
+                                       sentinel, options_.master_name));
+      continue;
+    }
+    RedisEndpoint master;
+    master.host = reply->elements()[0].str();
+    const std::string& port = reply->elements()[1].str();
+    auto [ptr, ec] =
+        std::from_chars(port.data(), port.data() + port.size(), master.port);
+    if (ec != std::errc() || ptr != port.data() + port.size() ||
+        master.port < 1 || master.port > 65535 || master.host.empty()) {
+      errors.push_back(
+          absl::StrFormat("%s: the master's address is malformed", sentinel));
+      continue;
+    }
+    return master;
+  }
+  return absl::UnavailableError(
+      absl::StrFormat("redis %s: no Sentinel named the master: %s",
+                      SentinelText(options_), absl::StrJoin(errors, "; ")));
+}
+
+absl::Status RedisClient::VerifyMaster() {
+  absl::StatusOr<RedisReply> role =
+      RunOnContext(ctx_, {"ROLE"}, endpoint_text_);
+  if (!role.ok()) return role.status();
+  if (role->is_error()) return ServerErrorStatus("ROLE", *role);
+  if (!role->is_array() || role->elements().empty() ||
+      !role->elements()[0].is_string()) {
+    return absl::UnavailableError(absl::StrFormat(
+        "redis %s: ROLE: the reply is not a role", endpoint_text_));
+  }
+  const std::string& name = role->elements()[0].str();
+  if (name != "master") {
+    // The Sentinels have not caught up with a failover yet: ask again.
+    return absl::UnavailableError(absl::StrFormat(
+        "redis %s: %s named it master of '%s' but ROLE says '%s'",
+        endpoint_text_, SentinelText(options_), options_.master_name, name));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RedisClient::Open() {
   Close();
+  if (via_sentinel()) {
+    absl::StatusOr<RedisEndpoint> master = ResolveMaster();
+    if (!master.ok()) return master.status();
+    last_resolve_ = absl::Now();
+    endpoint_ = std::move(*master);
+    endpoint_text_ = endpoint_.ToString();
+  }
   timeval tv = DurationToTimeval(options_.connect_timeout);
   ctx_ =
       endpoint_.unix_path.empty()
@@ -174,27 +329,12 @@ absl::Status RedisClient::Open() {
 
   auto simple = [&](const std::vector<std::string>& argv,
                     std::string_view what) -> absl::Status {
-    std::vector<const char*> ptrs;
-    std::vector<size_t> lens;
-    for (const std::string& a : argv) {
-      ptrs.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    void* raw = redisCommandArgv(ctx_, static_cast<int>(argv.size()),
-                                 ptrs.data(), lens.data());
-    if (raw == nullptr) {
-      absl::Status s = ContextError(what);
-      Close();
-      return s;
-    }
-    RedisReply reply = Convert(static_cast<redisReply*>(raw));
-    freeReplyObject(raw);
-    if (reply.is_error()) {
-      absl::Status s = ServerErrorStatus(what, reply);
-      Close();
-      return s;
-    }
-    return absl::OkStatus();
+    absl::StatusOr<RedisReply> reply = RunOnContext(ctx_, argv, endpoint_text_);
+    absl::Status s = !reply.ok()         ? ContextError(what)
+                     : reply->is_error() ? ServerErrorStatus(what, *reply)
+                                         : absl::OkStatus();
+    if (!s.ok()) Close();
+    return s;
   };
   if (!options_.password.empty()) {
     std::vector<std::string> auth = {"AUTH"};
@@ -208,15 +348,51 @@ absl::Status RedisClient::Open() {
         simple({"SELECT", absl::StrCat(options_.database)}, "SELECT");
     if (!s.ok()) return s;
   }
+  if (via_sentinel()) {
+    absl::Status s = VerifyMaster();
+    if (!s.ok()) {
+      Close();
+      return s;
+    }
+  }
   if (connects_++ > 0) reconnects_++;
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
-    const RedisClientOptions& options) {
-  absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(options.endpoint);
-  if (!ep.ok()) return ep.status();
-  std::unique_ptr<RedisClient> client(new RedisClient(options, *ep));
+    const RedisClientOptions& given) {
+  RedisClientOptions options = given;
+  if (IsRedisUrl(options.endpoint)) {
+    absl::StatusOr<RedisUrl> url = ParseRedisUrl(options.endpoint);
+    if (!url.ok()) return url.status();
+    ApplyRedisUrl(*url, &options);
+  }
+  if (options.tls) {
+    return absl::UnimplementedError(
+        "redis: TLS (rediss://) is not built yet in this siftdb; use "
+        "redis:// or a TLS proxy");
+  }
+  RedisEndpoint ep;
+  if (options.master_name.empty()) {
+    absl::StatusOr<RedisEndpoint> parsed =
+        RedisEndpoint::Parse(options.endpoint);
+    if (!parsed.ok()) return parsed.status();
+    ep = std::move(*parsed);
+  } else {
+    if (options.sentinels.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "redis %s: no Sentinel endpoint given", SentinelText(options)));
+    }
+    for (const std::string& s : options.sentinels) {
+      absl::StatusOr<RedisEndpoint> parsed = RedisEndpoint::Parse(s);
+      if (!parsed.ok()) return parsed.status();
+      if (!parsed->unix_path.empty()) {
+        return absl::InvalidArgumentError(
+            "redis: a Sentinel endpoint must be host:port");
+      }
+    }
+  }
+  std::unique_ptr<RedisClient> client(new RedisClient(options, ep));
   absl::Time deadline = absl::Now() + options.retry_deadline;
   absl::Duration backoff = options.initial_backoff;
   while (true) {
@@ -256,6 +432,14 @@ absl::StatusOr<std::vector<RedisReply>> RedisClient::Roundtrip(
   std::vector<RedisReply> replies;
   while (true) {
     attempts++;
+    if (via_sentinel() && ctx_ != nullptr &&
+        absl::Now() - last_resolve_ >= options_.sentinel_check_interval) {
+      // Has a failover replaced our master? If the Sentinels cannot be
+      // asked, keep the connection we have (ROLE checked it).
+      absl::StatusOr<RedisEndpoint> master = ResolveMaster();
+      last_resolve_ = absl::Now();
+      if (master.ok() && master->ToString() != endpoint_text_) Close();
+    }
     absl::Status s = ctx_ == nullptr ? Open() : absl::OkStatus();
     if (s.ok()) {
       s = TryRoundtrip(encoded, count, name, &replies);
@@ -263,11 +447,24 @@ absl::StatusOr<std::vector<RedisReply>> RedisClient::Roundtrip(
         Close();  // a failed hiredis context is dead
       } else {
         const RedisReply* transient = nullptr;
+        bool demoted = false;
         for (const RedisReply& r : replies) {
-          if (r.is_error() && IsTransientServerError(r.str())) transient = &r;
+          if (!r.is_error()) continue;
+          if (IsTransientServerError(r.str())) transient = &r;
+          // Through Sentinel, -READONLY means the node was demoted by a
+          // failover: ask the Sentinels again and resend (the refused
+          // writes did not run).
+          if (via_sentinel() && FirstWord(r.str()) == "READONLY") {
+            transient = &r;
+            demoted = true;
+          }
         }
         if (transient == nullptr) return replies;
         s = ServerErrorStatus(name, *transient);
+        if (demoted) {
+          s = absl::UnavailableError(s.message());
+          Close();
+        }
       }
     }
     if (!absl::IsUnavailable(s)) return s;  // e.g. AUTH refused

@@ -7,7 +7,19 @@
 // the filter mirror and the cluster-aware reader.
 //
 // What it does:
-//   * Endpoints "host:port", "[ipv6]:port", "unix:/path" or "/path".
+//   * Endpoints "host:port", "[ipv6]:port", "unix:/path" or "/path", or a
+//     URL (redis://, rediss://, redis+sentinel://, unix://; see
+//     redis/client/redis_url.h and docs/redis_client.md).
+//   * Sentinel (master_name set): the master's address is asked of the
+//     Sentinels (SENTINEL get-master-addr-by-name, each in turn, with the
+//     Sentinels' own AUTH), and every (re)connect checks with ROLE that the
+//     node is a master; a node that says it is a replica is never written
+//     to. A -READONLY reply (the node was demoted) counts as a connection
+//     error: the client reconnects, asking the Sentinels again, and resends.
+//     The Sentinels are also asked again before a call once
+//     sentinel_check_interval has passed, so a replaced master that is
+//     still up (and still says "master") is left within that interval.
+//     So a failover is followed within retry_deadline.
 //   * AUTH user pass (ACL) or AUTH pass, and SELECT, on every (re)connect.
 //   * A connect timeout and a command timeout (SO_RCVTIMEO/SO_SNDTIMEO).
 //   * Binary-safe commands (RedisArgs) and pipelines (append N, read N).
@@ -51,7 +63,9 @@ struct redisContext;
 namespace siftdb {
 
 struct RedisClientOptions {
-  // "host:port", "[v6addr]:port", "host" (port 6379), "unix:/path", "/path".
+  // "host:port", "[v6addr]:port", "host" (port 6379), "unix:/path", "/path",
+  // or a URL (Connect applies it with ApplyRedisUrl; its parts win over the
+  // fields below). Ignored when master_name is set.
   std::string endpoint = "127.0.0.1:6379";
   // AUTH on connect when password is set; with a username, ACL-style
   // AUTH username password.
@@ -59,6 +73,20 @@ struct RedisClientOptions {
   std::string password;
   // SELECT on connect when nonzero.
   int database = 0;
+  // Sentinel: when master_name is set, the server is the master that these
+  // Sentinels ("host:port") name, verified with ROLE on every connect.
+  std::vector<std::string> sentinels;
+  std::string master_name;
+  std::string sentinel_username;  // AUTH to the Sentinels (both optional)
+  std::string sentinel_password;
+  // Before a call, when this long has passed since the Sentinels were last
+  // asked, ask again and move to the master they name if it changed. This
+  // bounds how long the client keeps writing to a replaced master that has
+  // not been demoted yet (Sentinel demotes it only when it next sees it).
+  // Zero: ask before every call.
+  absl::Duration sentinel_check_interval = absl::Seconds(1);
+  // rediss://: TLS. Not built yet: Connect answers Unimplemented.
+  bool tls = false;
   absl::Duration connect_timeout = absl::Seconds(2);
   // Per command (socket read/write timeout). A timed-out command counts as a
   // connection error and is retried.
@@ -133,14 +161,21 @@ class RedisClient {
 
   const std::string& endpoint() const { return endpoint_text_; }
   const RedisClientOptions& options() const { return options_; }
+  // True when the server is found through Sentinels.
+  bool via_sentinel() const { return !options_.master_name.empty(); }
   // Connections made after the first one (observability and tests).
   int64_t reconnects() const { return reconnects_; }
 
  private:
   RedisClient(const RedisClientOptions& options, RedisEndpoint endpoint);
 
-  // Opens and authenticates a fresh connection into ctx_.
+  // Opens and authenticates a fresh connection into ctx_ (asking the
+  // Sentinels first, and checking ROLE after, when via_sentinel()).
   absl::Status Open();
+  // Asks each Sentinel in turn for the master's address.
+  absl::StatusOr<RedisEndpoint> ResolveMaster() const;
+  // ROLE says "master", else Unavailable.
+  absl::Status VerifyMaster();
   void Close();
   // Sends `encoded` (count commands) and reads their replies, retrying
   // connection errors until the deadline.
@@ -155,14 +190,21 @@ class RedisClient {
   absl::Status ContextError(std::string_view what) const;
 
   const RedisClientOptions options_;
-  const RedisEndpoint endpoint_;
-  const std::string endpoint_text_;
+  RedisEndpoint endpoint_;  // changes when a Sentinel names a new master
+  std::string endpoint_text_;
   redisContext* ctx_ = nullptr;
   // RedisScript::id() -> the SHA-1 name SCRIPT LOAD returned on this client.
   absl::flat_hash_map<uint64_t, std::string> script_sha_;
+  absl::Time last_resolve_ = absl::InfinitePast();  // via_sentinel() only
   int64_t connects_ = 0;
   int64_t reconnects_ = 0;
 };
+
+// Applies a parsed URL to `options`: endpoint (or the Sentinel fields),
+// and the user, password, database and TLS flag the URL names. Fields the
+// URL leaves out keep their values.
+struct RedisUrl;
+void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options);
 
 // True for server error replies worth retrying after a pause (the server is
 // loading its dataset, busy with a script, or its master is down).

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "redis/client/redis_url.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -75,7 +76,10 @@ class StandaloneConnection final : public RedisConnection {
   void Reset() override { client_.reset(); }
   bool is_cluster() const override { return false; }
   std::string Describe(std::string_view) const override {
-    return options_.endpoint;
+    if (client_ != nullptr) return client_->endpoint();
+    return options_.master_name.empty()
+               ? options_.endpoint
+               : "sentinel master '" + options_.master_name + "'";
   }
 
  private:
@@ -325,6 +329,28 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
     const RedisConnectOptions& options) {
   if (options.endpoints.empty()) {
     return absl::InvalidArgumentError("redis: no endpoint given");
+  }
+  for (const std::string& endpoint : options.endpoints) {
+    if (IsRedisUrl(endpoint) && options.endpoints.size() > 1) {
+      return absl::InvalidArgumentError(
+          "redis: a URL must be the only endpoint given");
+    }
+  }
+  if (IsRedisUrl(options.endpoints[0])) {
+    absl::StatusOr<RedisUrl> url = ParseRedisUrl(options.endpoints[0]);
+    if (!url.ok()) return url.status();
+    RedisConnectOptions applied = options;
+    ApplyRedisUrl(*url, &applied.client);
+    if (url->scheme == RedisUrlScheme::kSentinel) {
+      // A Sentinel-managed master is never a cluster node.
+      absl::StatusOr<std::unique_ptr<RedisClient>> client =
+          RedisClient::Connect(applied.client);
+      if (!client.ok()) return client.status();
+      return std::unique_ptr<RedisConnection>(
+          new StandaloneConnection(applied.client, std::move(*client)));
+    }
+    applied.endpoints = url->endpoints;
+    return ConnectRedis(applied);
   }
   absl::Status last;
   for (const std::string& endpoint : options.endpoints) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "filter/filter_format.h"
+#include "redis/client/redis_url.h"
 #include "redis/mirror/redis_mirror_scripts.h"
 #include "util/absl_compat.h"
 #include "util/crc32c.h"
@@ -618,9 +619,10 @@ std::string RedisMirrorWriter::DebugString() const {
   return absl::StrFormat(
       "redis=%s trusted=%s%s writer=%s replid=%s generation=%s version=%d "
       "tables=%d memtables=%d lease_left_ms=%d retired=%d round_trips=%d",
-      conn_ != nullptr                     ? conn_->Describe(keys_.prefix())
-      : options_.connect.endpoints.empty() ? std::string("?")
-                                           : options_.connect.endpoints[0],
+      conn_ != nullptr ? conn_->Describe(keys_.prefix())
+      : options_.connect.endpoints.empty()
+          ? std::string("?")
+          : RedactRedisEndpoint(options_.connect.endpoints[0]),
       trusted_ ? "yes" : "no", fenced_ ? " fenced=yes" : "", writer_token_,
       replid_.empty() ? "-" : replid_.substr(0, 12),
       published_.generation.empty() ? "-" : published_.generation,

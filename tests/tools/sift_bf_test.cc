@@ -7,6 +7,7 @@
 // forms of sift_bf and sift_probe. Built only with SIFTDB_WITH_REDIS.
 
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ namespace siftdb::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class SiftBfOptionsTest : public ::testing::Test {
  protected:
@@ -107,17 +109,40 @@ TEST_F(SiftBfOptionsTest, RedisUrls) {
     const char* message;
   };
   for (const Bad& b : std::vector<Bad>{
-           {"rediss://127.0.0.1:" + port_, "TLS (rediss://) is not supported"},
-           {"http://127.0.0.1:" + port_, "scheme 'http' is not supported"},
-           {"127.0.0.1:" + port_, "expected redis://"},
-           {"redis://127.0.0.1:99999", "bad port '99999'"},
-           {"redis://127.0.0.1:" + port_ + "/x", "bad database number 'x'"},
+           {"http://127.0.0.1:" + port_, "scheme 'http' is not one of"},
+           {"127.0.0.1:" + port_, "-u expects a URL"},
+           {"redis://127.0.0.1:99999", "port: not a number in 1..65535"},
+           {"redis://127.0.0.1:" + port_ + "/x", "database: not a number"},
+           {"redis+sentinel://127.0.0.1:1", "master name: missing"},
        }) {
     r = Run({"-u", b.url, "PING"});
     EXPECT_EQ(r.exit_code, 2) << b.url;
     EXPECT_THAT(r.err, HasSubstr(b.message)) << b.url;
     ExpectOneLine(r.err);
   }
+  // rediss:// parses; the connection says TLS is not built (exit 1).
+  r = Run({"-u", "rediss://:secret@127.0.0.1:" + port_, "PING"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("TLS (rediss://) is not built yet"));
+  // No message quotes the password, whatever the mistake.
+  r = Run({"-u", "redis://u:Hunter2Pass@127.0.0.1:0", "PING"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, Not(HasSubstr("Hunter2Pass")));
+}
+
+TEST_F(SiftBfOptionsTest, PasswordFile) {
+  TempDir dir;
+  const std::string file = dir.path() + "/pw";
+  {
+    std::ofstream out(file);
+    out << "secret\n";
+  }
+  ToolResult r = Run({"-p", port_, "--password_file", file, "PING"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "PONG\n");
+  r = Run({"-p", port_, "--password_file", dir.path() + "/none", "PING"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot read the password file"));
 }
 
 TEST(SiftProbeFormsTest, CommonForms) {

@@ -4,7 +4,7 @@
 // sift_bf: a redis-cli-like shell for siftdb's Redis-backed Bloom filters.
 //
 //   sift_bf [-h HOST] [-p PORT] [-a PASSWORD] [--user U] [-n DB]
-//           [-u redis://[[user]:password@]host[:port][/db]]
+//           [-u URL] [--password_file FILE]
 //           [--redis=HOST:PORT] [--raw | --no-raw] [--retry=SECONDS]
 //           [COMMAND [ARG ...]]
 //
@@ -32,6 +32,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -43,10 +44,10 @@
 #include "absl/strings/str_format.h"
 #include "redis/bloom/redis_bloom_command.h"
 #include "redis/client/redis_client.h"
+#include "redis/client/redis_url.h"
 #include "siftdb/version.h"
 #include "tools/sift_bf/line_editor.h"
 #include "tools/sift_bf/redis_cli_text.h"
-#include "tools/sift_bf/redis_url.h"
 
 namespace siftdb::sift_bf {
 namespace {
@@ -59,7 +60,12 @@ const char kUsage[] =
     "                    the REDISCLI_AUTH environment variable)\n"
     "  --user USER       ACL user name, with -a\n"
     "  -n DB             database number (also --db)\n"
-    "  -u URL            redis://[[user]:password@]host[:port][/db]\n"
+    "  --password_file F AUTH password from the first line of file F\n"
+    "  -u URL            redis://[[user]:password@]host[:port][/db],\n"
+    "                    redis+sentinel://[[user]:password@]host[:port]\n"
+    "                    [,host[:port]...]/master[/db][?sentinel_user=U\n"
+    "                    &sentinel_password=P], unix:///path[?db=N],\n"
+    "                    rediss://... (TLS: not built yet)\n"
     "  --redis HOST:PORT host and port in one\n"
     "  --raw / --no-raw  raw replies / redis-cli's human format\n"
     "  --retry SECONDS   keep retrying the connection this long (5)\n"
@@ -89,6 +95,9 @@ struct Flags {
   int port = 6379;
   std::string user;
   std::optional<std::string> password;  // unset: REDISCLI_AUTH
+  // Set by -u with redis+sentinel://, rediss:// or unix:// (credentials
+  // and database removed: they live in the fields here).
+  std::optional<RedisUrl> server_url;
   int db = 0;
   int raw = -1;  // -1: raw unless stdout is a terminal
   double retry_seconds = 5;
@@ -108,7 +117,17 @@ struct Flags {
 }
 
 // The options that take a value: every spelling of each.
-enum class Opt { kHost, kPort, kPassword, kUser, kDb, kUrl, kRedis, kRetry };
+enum class Opt {
+  kHost,
+  kPort,
+  kPassword,
+  kPasswordFile,
+  kUser,
+  kDb,
+  kUrl,
+  kRedis,
+  kRetry
+};
 struct OptName {
   const char* name;
   Opt opt;
@@ -121,6 +140,7 @@ constexpr OptName kValueOptions[] = {
     {"-a", Opt::kPassword},
     {"--pass", Opt::kPassword},
     {"--password", Opt::kPassword},
+    {"--password_file", Opt::kPasswordFile},
     {"--user", Opt::kUser},
     {"-n", Opt::kDb},
     {"--db", Opt::kDb},
@@ -130,13 +150,39 @@ constexpr OptName kValueOptions[] = {
 };
 
 void ApplyUrl(const std::string& text, Flags* f) {
+  if (!IsRedisUrl(text)) {
+    UsageError(
+        "-u expects a URL: redis://, rediss://, redis+sentinel:// or "
+        "unix://");
+  }
   absl::StatusOr<RedisUrl> url = ParseRedisUrl(text);
   if (!url.ok()) UsageError(std::string(url.status().message()));
-  f->host = url->host;
-  f->port = url->port;
-  if (url->user.has_value()) f->user = *url->user;
+  if (url->username.has_value()) f->user = *url->username;
   if (url->password.has_value()) f->password = *url->password;
-  if (url->db.has_value()) f->db = *url->db;
+  if (url->database.has_value()) f->db = *url->database;
+  f->server_url.reset();
+  if (url->scheme == RedisUrlScheme::kRedis) {
+    absl::StatusOr<RedisEndpoint> e = RedisEndpoint::Parse(url->endpoints[0]);
+    f->host = e->host;
+    f->port = e->port;
+  } else {
+    // Sentinels, a socket or TLS: kept until a later -h/-p/--redis.
+    url->username.reset();
+    url->password.reset();
+    url->database.reset();
+    f->server_url = *url;
+  }
+}
+
+// The password file's first line (a trailing newline is not a part of it).
+void ReadPasswordFile(const std::string& path, Flags* f) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    UsageError(absl::StrFormat("cannot read the password file '%s'", path));
+  }
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  f->password = line;
 }
 
 // Applies one option's value to *f (exits with 2 on a bad value).
@@ -144,8 +190,13 @@ void Apply(Opt opt, const std::string& name, const std::string& v, Flags* f) {
   switch (opt) {
     case Opt::kHost:
       f->host = v;
+      f->server_url.reset();
+      break;
+    case Opt::kPasswordFile:
+      ReadPasswordFile(v, f);
       break;
     case Opt::kPort:
+      f->server_url.reset();
       if (!absl::SimpleAtoi(v, &f->port) || f->port < 1 || f->port > 65535) {
         UsageError(absl::StrFormat("bad port '%s' for %s", v, name));
       }
@@ -171,6 +222,7 @@ void Apply(Opt opt, const std::string& name, const std::string& v, Flags* f) {
       }
       f->host = e->host;
       f->port = e->port;
+      f->server_url.reset();
       break;
     }
     case Opt::kRetry:
@@ -247,6 +299,7 @@ int Run(int argc, char** argv) {
   Flags flags = ParseFlags(argc, argv);
   RedisClientOptions options;
   options.endpoint = flags.Endpoint();
+  if (flags.server_url.has_value()) ApplyRedisUrl(*flags.server_url, &options);
   options.username = flags.user;
   options.password = flags.password.value_or("");
   options.database = flags.db;

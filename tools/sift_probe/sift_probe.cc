@@ -17,13 +17,18 @@
 // answered in pipelined batches of --batch keys (one Redis round trip per
 // batch while the mirror's table filters are cached). A summary goes to
 // stderr. --redis may list several comma-separated endpoints (Redis Cluster
-// seeds). Exit status: 0 (answers printed; "maybe" for everything when the
-// mirror is unusable, with the reason in the summary), 1 when Redis cannot
-// be reached or refuses AUTH, 2 on bad usage (tools/common/flags.h).
+// seeds), or be one URL (redis://, redis+sentinel://, unix://; see
+// docs/redis_client.md). The password comes from --password, else the first
+// line of --password_file, else $SIFTDB_REDIS_PASSWORD. Exit status: 0 (answers
+// printed; "maybe" for everything when the mirror is unusable, with the reason
+// in the summary), 1 when Redis cannot be reached or refuses AUTH, 2 on bad
+// usage (tools/common/flags.h).
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -35,10 +40,15 @@
 #include "tools/common/flags.h"
 
 ABSL_FLAG(std::string, redis, "",
-          "Redis endpoint(s) HOST:PORT, comma-separated");
+          "Redis endpoint(s) HOST:PORT, comma-separated, or one URL: "
+          "redis://, redis+sentinel://, unix:// (docs/redis_client.md)");
 ABSL_FLAG(std::string, name, "", "The database's mirror name");
 ABSL_FLAG(std::string, user, "", "ACL user name");
-ABSL_FLAG(std::string, password, "", "Password (AUTH)");
+ABSL_FLAG(std::string, password, "",
+          "Password (AUTH); prefer --password_file or $SIFTDB_REDIS_PASSWORD, "
+          "which stay out of ps");
+ABSL_FLAG(std::string, password_file, "",
+          "File whose first line is the AUTH password");
 ABSL_FLAG(uint64_t, batch, 1000, "Keys per pipelined batch from stdin");
 ABSL_FLAG(uint32_t, timeout_ms, 1000, "Connect and command timeout");
 ABSL_FLAG(bool, quiet, false, "No summary on stderr");
@@ -51,14 +61,36 @@ ABSL_FLAG(std::string, extractor, "",
 namespace {
 
 // The reader options the flags ask for.
-siftdb::RemoteFilterReaderOptions ReaderOptions() {
+// The password: --password, else --password_file's first line, else
+// $SIFTDB_REDIS_PASSWORD (the last two keep it out of `ps`).
+std::optional<std::string> Password() {
+  if (!absl::GetFlag(FLAGS_password).empty()) {
+    return absl::GetFlag(FLAGS_password);
+  }
+  const std::string file = absl::GetFlag(FLAGS_password_file);
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    if (!in || !std::getline(in, line)) return std::nullopt;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return line;
+  }
+  const char* env = std::getenv("SIFTDB_REDIS_PASSWORD");
+  return std::string(env != nullptr ? env : "");
+}
+
+siftdb::RemoteFilterReaderOptions ReaderOptions(std::string password) {
   siftdb::RemoteFilterReaderOptions options;
-  for (absl::string_view e :
-       absl::StrSplit(absl::GetFlag(FLAGS_redis), ',', absl::SkipEmpty())) {
-    options.endpoints.emplace_back(e);
+  const std::string redis = absl::GetFlag(FLAGS_redis);
+  if (redis.find("://") != std::string::npos) {
+    options.endpoints.push_back(redis);  // one URL (its commas are its own)
+  } else {
+    for (absl::string_view e : absl::StrSplit(redis, ',', absl::SkipEmpty())) {
+      options.endpoints.emplace_back(e);
+    }
   }
   options.username = absl::GetFlag(FLAGS_user);
-  options.password = absl::GetFlag(FLAGS_password);
+  options.password = std::move(password);
   const int timeout_ms = static_cast<int>(
       std::min<uint32_t>(absl::GetFlag(FLAGS_timeout_ms), 1u << 30));
   options.connect_timeout_ms = timeout_ms;
@@ -160,8 +192,9 @@ int Run(int argc, char** argv) {
   tools::ToolFlagsSpec spec;
   spec.program = "sift_probe";
   spec.usage =
-      "usage: sift_probe --redis=HOST:PORT[,HOST:PORT...] --name=DB "
-      "[--user=U] [--password=P] [--batch=N] [--prefix [--extractor=NAME]] "
+      "usage: sift_probe --redis=HOST:PORT[,HOST:PORT...]|URL --name=DB "
+      "[--user=U] [--password_file=F] [--batch=N] "
+      "[--prefix [--extractor=NAME]] "
       "[KEY...]\n"
       "  (no KEY: keys on stdin, one per line)\n"
       "  --prefix: the inputs are prefixes (outputs of the DB's prefix\n"
@@ -186,10 +219,21 @@ int Run(int argc, char** argv) {
     return tools::UsageError("sift_probe", "--extractor needs --prefix");
   }
 
-  const siftdb::RemoteFilterReaderOptions options = ReaderOptions();
+  std::optional<std::string> password = Password();
+  if (!password.has_value()) {
+    return tools::UsageError("sift_probe",
+                             "cannot read the file --password_file names");
+  }
+  const siftdb::RemoteFilterReaderOptions options =
+      ReaderOptions(std::move(*password));
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<siftdb::RemoteFilter>> filter =
       siftdb::RemoteFilter::Open(options, absl::GetFlag(FLAGS_name));
+  if (!filter.ok() && absl::IsInvalidArgument(filter.status())) {
+    // A malformed endpoint or URL (the message never quotes a password).
+    return tools::UsageError("sift_probe",
+                             std::string(filter.status().message()));
+  }
   if (!filter.ok()) {
     std::fprintf(stderr, "sift_probe: %s\n",
                  filter.status().ToString().c_str());
