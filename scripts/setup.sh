@@ -5,6 +5,8 @@
 # touches no network.
 set -euo pipefail
 
+# The Sentinel tests run `redis-server --sentinel` (what Debian's
+# redis-sentinel package starts), so redis-server covers them.
 PACKAGES=(
   cmake ninja-build g++ pkg-config
   libabsl-dev libsnappy-dev liblz4-dev libzstd-dev libgtest-dev libgmock-dev
