@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "siftdb/redis_bloom.h"
+#include "tests/support/redis_sentinel.h"
 #include "tests/support/redis_server.h"
 
 namespace siftdb {

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "redis/client/redis_client.h"
 #include "redis/client/redis_cluster_client.h"
+#include "tests/support/redis_sentinel.h"
 #include "tests/support/redis_server.h"
 
 namespace siftdb {
@@ -186,6 +187,32 @@ TEST_F(SentinelTest, FollowsAKilledMaster) {
   ASSERT_TRUE(group_->Node(old_master)->Kill().ok());
   WriteThroughFailover(c.get(), old_master, &acked);
   EXPECT_GT(c->reconnects(), 0);
+}
+
+// A master demoted behind the Sentinels' back: the client's write gets
+// -READONLY, the Sentinels still name the node, ROLE says "slave", so the
+// client refuses it and the call fails Unavailable; nothing is written.
+TEST_F(SentinelTest, NeverWritesToANodeThatSaysReplica) {
+  StartGroup();
+  if (group_ == nullptr) return;
+  auto c = Client(absl::Seconds(1));
+  ASSERT_NE(c, nullptr);
+  const std::string master = c->endpoint();
+  test::RedisServer* node = group_->Node(master);
+  test::RedisServer* replica = group_->nodes()[1].get();
+  ASSERT_TRUE(
+      node->Call({"REPLICAOF", "127.0.0.1", absl::StrCat(replica->port())})
+          .ok());
+  auto r = c->Command({"SET", "never", "1"});
+  ASSERT_FALSE(r.ok()) << (r.ok() ? r->str() : "");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_NE(r.status().message().find("ROLE says"), std::string::npos)
+      << r.status();
+  for (const auto& n : group_->nodes()) {
+    auto e = n->Call({"EXISTS", "never"});
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(*e, "0") << n->endpoint();
+  }
 }
 
 // ConnectRedis (the mirror's and RemoteFilter's way in) with a Sentinel URL
