@@ -208,7 +208,12 @@ absl::Status RedisClient::ContextError(std::string_view what) const {
 absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
   std::vector<std::string> errors;
   timeval tv = DurationToTimeval(options_.connect_timeout);
-  for (const std::string& sentinel : options_.sentinels) {
+  const size_t n = options_.sentinels.size();
+  for (size_t i = 0; i < n; i++) {
+    // Start from the Sentinel that answered last, so a dead or blackholed
+    // one costs a connect timeout once, not on every periodic check.
+    const size_t index = (sentinel_first_ + i) % n;
+    const std::string& sentinel = options_.sentinels[index];
     absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(sentinel);
     if (!ep.ok()) return ep.status();
     redisContext* c = redisConnectWithTimeout(ep->host.c_str(), ep->port, tv);
@@ -276,6 +281,7 @@ absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
           absl::StrFormat("%s: the master's address is malformed", sentinel));
       continue;
     }
+    sentinel_first_ = index;
     return master;
   }
   return absl::UnavailableError(

@@ -11,12 +11,12 @@
 //     URL (redis://, rediss://, redis+sentinel://, unix://; see
 //     redis/client/redis_url.h and docs/redis_client.md).
 //   * Sentinel (master_name set): the master's address is asked of the
-//     Sentinels (SENTINEL get-master-addr-by-name, each in turn, with the
-//     Sentinels' own AUTH), and every (re)connect checks with ROLE that the
-//     node is a master; a node that says it is a replica is never written
-//     to. A -READONLY reply (the node was demoted) counts as a connection
-//     error: the client reconnects, asking the Sentinels again, and resends.
-//     The Sentinels are also asked again before a call once
+//     Sentinels (SENTINEL get-master-addr-by-name, each in turn from the
+//     one that answered last, with their own AUTH), and every (re)connect
+//     checks with ROLE that the node is a master; a node that says it is a
+//     replica is never written to. A -READONLY reply (the node was demoted)
+//     counts as a connection error: the client reconnects, asking the Sentinels
+//     again, and resends. The Sentinels are also asked again before a call once
 //     sentinel_check_interval has passed, so a replaced master that is
 //     still up (and still says "master") is left within that interval.
 //     So a failover is followed within retry_deadline.
@@ -196,6 +196,7 @@ class RedisClient {
   // RedisScript::id() -> the SHA-1 name SCRIPT LOAD returned on this client.
   absl::flat_hash_map<uint64_t, std::string> script_sha_;
   absl::Time last_resolve_ = absl::InfinitePast();  // via_sentinel() only
+  mutable size_t sentinel_first_ = 0;               // the Sentinel to ask first
   int64_t connects_ = 0;
   int64_t reconnects_ = 0;
 };
