@@ -58,7 +58,9 @@ class StandaloneConnection final : public RedisConnection {
  public:
   StandaloneConnection(RedisClientOptions options,
                        std::unique_ptr<RedisClient> client)
-      : options_(std::move(options)), client_(std::move(client)) {}
+      : options_(std::move(options)),
+        client_(std::move(client)),
+        connected_once_(client_ != nullptr) {}
 
   absl::StatusOr<std::vector<RedisReply>> Pipeline(
       const std::vector<RedisArgs>& commands,
@@ -68,9 +70,14 @@ class StandaloneConnection final : public RedisConnection {
           RedisClient::Connect(options_);
       if (!c.ok()) return c.status();
       client_ = std::move(*c);
+      if (connected_once_) reconnects_++;
+      connected_once_ = true;
     }
     round_trips_++;
-    return client_->Pipeline(commands);
+    const int64_t before = client_->reconnects();
+    absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(commands);
+    reconnects_ += client_->reconnects() - before;
+    return r;
   }
 
   void Reset() override { client_.reset(); }
@@ -85,6 +92,7 @@ class StandaloneConnection final : public RedisConnection {
  private:
   const RedisClientOptions options_;
   std::unique_ptr<RedisClient> client_;  // null: reconnect on next use
+  bool connected_once_;                  // a client was made before
 };
 
 // --- Redis Cluster --------------------------------------------------------

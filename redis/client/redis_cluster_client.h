@@ -86,10 +86,18 @@ class RedisConnection {
   // Pipelines sent to a server, redirects included (observability).
   int64_t round_trips() const { return round_trips_; }
   int64_t redirects() const { return redirects_; }
+  // Standalone / Sentinel: how many times a server connection was opened
+  // again after the first. It can grow inside a Pipeline that succeeds:
+  // through Sentinel, the client moves to a newly named master before a
+  // call without reporting an error. A caller whose correctness depends on
+  // talking to one server (the mirror writer's lease) compares it before
+  // and after. A cluster connection counts nothing here (0).
+  int64_t reconnects() const { return reconnects_; }
 
  protected:
   int64_t round_trips_ = 0;
   int64_t redirects_ = 0;
+  int64_t reconnects_ = 0;
 };
 
 struct RedisConnectOptions {
