@@ -247,8 +247,15 @@ void RemoteMirrorImpl::AddWriteGroup(uint64_t memtable_id,
     int64_t wait_ms;
     if (mode_ == RemoteFilterOptions::Mode::kSync) {
       // A group of deletions only has nothing to wait for.
-      if (applied_seq_ >= last_sequence || !has_keys) break;
-      wait_ms = lease_bound_ms_ - now;
+      if (!has_keys) break;
+      if (applied_seq_ >= last_sequence) {
+        // In Redis; but readers of an older history may still trust a
+        // lease over filters that lack it (ack_hold_ms_ <= lease_bound_ms_).
+        if (now >= ack_hold_ms_) break;
+        wait_ms = ack_hold_ms_ - now;
+      } else {
+        wait_ms = lease_bound_ms_ - now;
+      }
     } else {
       // Async: wait only while a healthy mirror falls too far behind (the
       // lag bound). An unhealthy one is not waited for at all: its
@@ -293,14 +300,14 @@ std::string RemoteMirrorImpl::DebugString() {
   return absl::StrFormat(
       "mode=%s state=%s applied_seq=%d enqueued_seq=%d groups=%d queued=%d "
       "republishes=%d failures=%d sync_waits_cut_by_lease=%d "
-      "lease_bound_in_ms=%d %s last_error=%s",
+      "lease_bound_in_ms=%d ack_hold_in_ms=%d %s last_error=%s",
       mode_ == RemoteFilterOptions::Mode::kSync ? "sync" : "async",
       trusted_  ? "trusted"
       : fenced_ ? "fenced"
                 : "untrusted",
       applied_seq_, enqueued_seq_, groups_, queue_.size(), republishes_,
       failures_, waits_lapsed_, std::max<int64_t>(0, lease_bound_ms_ - now),
-      writer_state_,
+      std::max<int64_t>(0, ack_hold_ms_ - now), writer_state_,
       last_error_.ok() ? std::string("none") : last_error_.ToString());
 }
 

@@ -25,6 +25,14 @@
 //    every key applied so far, including groups acknowledged while the
 //    lease was lapsed) and only then takes the lease again, in one pipeline.
 //    From the moment it decides to send that pipeline, writers wait again.
+//  * A new replication history (the lease taken on another server than the
+//    previous one: a failover), or an earlier acquisition whose outcome is
+//    unknown, sets ack_hold_ms_ to the bound of every earlier lease: until
+//    then no sync write is acknowledged, even once its keys are in Redis,
+//    because the old server may still be a master whose readers trust our
+//    old lease over filters lacking those keys (RedisMirrorWriter::
+//    ack_hold_ms()). The writer also treats a silent reconnect (Sentinel
+//    named a new master) as a failure, so the move is always noticed.
 //  * Async writes return after queuing, unless the oldest unapplied group is
 //    older than async_max_lag_ms while a lease may be live: then they wait
 //    (bounded by the lease) — the lag bound. The manifest's complete_seq /
@@ -156,6 +164,9 @@ class RemoteMirrorImpl final : public RemoteMirror {
   SequenceNumber enqueued_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // Steady ms after which no lease of this engine can be live.
   int64_t lease_bound_ms_ ABSL_GUARDED_BY(mu_) = 0;
+  // Steady ms before which no sync write is acknowledged by applied_seq_
+  // (a lease on an older replication history may still be trusted).
+  int64_t ack_hold_ms_ ABSL_GUARDED_BY(mu_) = 0;
   // Enqueue time of the oldest group not yet applied (in flight), or 0.
   int64_t inflight_oldest_ms_ ABSL_GUARDED_BY(mu_) = 0;
   bool trusted_ ABSL_GUARDED_BY(mu_) = false;

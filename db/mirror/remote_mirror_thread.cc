@@ -234,6 +234,9 @@ bool RemoteMirrorImpl::StagePendingVersion() {
 void RemoteMirrorImpl::SetApplied(SequenceNumber seq, bool failed,
                                   const absl::Status& why) {
   MutexLock l(&mu_);
+  // The hold is raised in the same step as applied_seq_, so no waiter sees
+  // the new sequence without it.
+  ack_hold_ms_ = std::max(ack_hold_ms_, writer_->ack_hold_ms());
   if (!failed) applied_seq_ = std::max(applied_seq_, seq);
   lease_bound_ms_ = std::max(lease_bound_ms_, writer_->lease_bound_ms());
   const int64_t now = MirrorSteadyMs();

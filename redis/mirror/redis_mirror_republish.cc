@@ -302,6 +302,13 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   q.set_fields = std::move(fields);
   q.must_exist = m.FilterKeys(keys_);
   cmds.push_back(CommitCommand(q));
+  // Every lease sent before this one (on whatever server) has lapsed by
+  // prior_bound; if this one lands on another history, readers of the old
+  // one may trust the old lease until then (see ack_hold_ms()).
+  const int64_t prior_bound = lease_bound_ms_;
+  const std::string prior_replid = replid_;
+  const bool prior_uncertain = acquire_uncertain_;
+  acquire_uncertain_ = true;
   lease_bound_ms_ = std::max(lease_bound_ms_, send_ms + options_.lease_ttl_ms);
   size_t wait_index = SIZE_MAX;
   if (options_.wait_replicas > 0) {
@@ -328,7 +335,12 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   if (c->server_ms > 0) {  // 0: the commit did not read the server's clock
     clock_offset_ms_ = std::max(clock_offset_ms_, c->server_ms - reply_ms);
   }
+  acquire_uncertain_ = false;
+  if (prior_bound > 0 && (prior_uncertain || prior_replid != c->replid)) {
+    ack_hold_ms_ = std::max(ack_hold_ms_, prior_bound);
+  }
   replid_ = c->replid;
+  lease_reconnects_ = conn_->reconnects();
   m.version = c->version;
   RetireUnlisted(old_manifest_, m, reply_ms + options_.grace_ms);
   RetireUnlisted(published_, m, reply_ms + options_.grace_ms);

@@ -91,6 +91,18 @@ absl::Status RedisMirrorWriter::Fail(absl::Status why) {
   return why;
 }
 
+absl::Status RedisMirrorWriter::CheckSameConnection() {
+  if (conn_->reconnects() == lease_reconnects_) return absl::OkStatus();
+  // The pipeline may have run on another server than the one holding our
+  // lease (through Sentinel: a new master, reached without an error). A
+  // republication there takes the lease on that server's history, and holds
+  // sync acknowledgements until the old lease has lapsed (ack_hold_ms()).
+  return Fail(absl::UnavailableError(absl::StrFormat(
+      "redis %s: reconnected since the lease was taken (a failover?): "
+      "republishing",
+      conn_->Describe(keys_.prefix()))));
+}
+
 absl::Status RedisMirrorWriter::EnsureConnected() {
   if (conn_ != nullptr) return absl::OkStatus();
   absl::StatusOr<std::unique_ptr<RedisConnection>> c =
@@ -468,6 +480,7 @@ absl::Status RedisMirrorWriter::Flush(bool renew, int64_t lease_base_ms) {
       conn_->Pipeline(cmds, keys_.prefix());
   const int64_t reply_ms = MirrorSteadyMs();
   if (!r.ok()) return Fail(r.status());
+  if (absl::Status s = CheckSameConnection(); !s.ok()) return s;
   const std::string where = conn_->Describe(keys_.prefix());
   for (size_t i = 0; i < r->size(); i++) {
     if (i == commit_index) continue;
@@ -540,6 +553,7 @@ absl::Status RedisMirrorWriter::FlushBitsOnly(std::vector<RedisArgs> cmds) {
   absl::StatusOr<std::vector<RedisReply>> r =
       conn_->Pipeline(cmds, keys_.prefix());
   if (!r.ok()) return Fail(r.status());
+  if (absl::Status s = CheckSameConnection(); !s.ok()) return s;
   const std::string where = conn_->Describe(keys_.prefix());
   for (size_t i = 0; i < r->size(); i++) {
     if ((*r)[i].is_error()) {
@@ -618,7 +632,8 @@ std::string RedisMirrorWriter::DebugString() const {
   const int64_t now = MirrorSteadyMs();
   return absl::StrFormat(
       "redis=%s trusted=%s%s writer=%s replid=%s generation=%s version=%d "
-      "tables=%d memtables=%d lease_left_ms=%d retired=%d round_trips=%d",
+      "tables=%d memtables=%d lease_left_ms=%d ack_hold_ms=%d retired=%d "
+      "round_trips=%d",
       conn_ != nullptr ? conn_->Describe(keys_.prefix())
       : options_.connect.endpoints.empty()
           ? std::string("?")
@@ -627,7 +642,8 @@ std::string RedisMirrorWriter::DebugString() const {
       replid_.empty() ? "-" : replid_.substr(0, 12),
       published_.generation.empty() ? "-" : published_.generation,
       published_.version, published_.immutables.size(), published_.lives.size(),
-      lease_bound_ms_ > now ? lease_bound_ms_ - now : 0, retired_.size(),
+      lease_bound_ms_ > now ? lease_bound_ms_ - now : 0,
+      ack_hold_ms_ > now ? ack_hold_ms_ - now : 0, retired_.size(),
       round_trips());
 }
 

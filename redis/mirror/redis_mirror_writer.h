@@ -170,6 +170,15 @@ class RedisMirrorWriter {
   const std::string& writer_token() const { return writer_token_; }
   // Steady ms by which the lease has certainly lapsed (0: never sent one).
   int64_t lease_bound_ms() const { return lease_bound_ms_; }
+  // Steady ms before which a sync write must not be acknowledged even when
+  // its keys are in Redis (0: no hold). Set when a republication took the
+  // lease on another replication history than the previous lease (a
+  // failover: Sentinel, a proxy, DNS), or after an acquisition whose outcome
+  // is unknown: the previous lease may still live on the old server (a
+  // replaced master that still says "master", or one cut off from us), where
+  // readers trust it over filters that lack every write acknowledged from
+  // the new server. It is the bound of every lease sent before the new one.
+  int64_t ack_hold_ms() const { return ack_hold_ms_; }
   // Steady ms when the lease should be renewed next.
   int64_t renewal_due_ms() const;
   // Steady ms when the next retired filter may be deleted (INT64_MAX: none).
@@ -231,6 +240,9 @@ class RedisMirrorWriter {
   RedisArgs CommitCommand(const CommitRequest& request) const;
   // The reply of a commit; a FENCED reply fences this writer.
   absl::StatusOr<CommitResult> ParseCommit(const RedisReply& reply);
+  // Fails (untrusted, so the owner republishes) when conn_ reconnected since
+  // the lease was taken; OK otherwise.
+  absl::Status CheckSameConnection();
   // Revokes the lease and, with wait_replicas, WAITs for the replicas to
   // acknowledge it (PrepareRepublish's first step; revoke first, publish
   // after). Returns its error without calling Fail.
@@ -289,6 +301,14 @@ class RedisMirrorWriter {
   uint64_t token_counter_ = 0;
   const uint64_t token_base_;
   int64_t lease_bound_ms_ = 0;
+  int64_t ack_hold_ms_ = 0;  // see ack_hold_ms()
+  // A lease acquisition was sent and not confirmed since the last good one:
+  // it may have landed on a server (a history) we do not know.
+  bool acquire_uncertain_ = false;
+  // conn_->reconnects() when the lease was taken: a pipeline that finds it
+  // changed may have run on another server (Sentinel moved the client to a
+  // new master without an error) and is not trusted.
+  int64_t lease_reconnects_ = 0;
   int64_t last_lease_send_ms_ = 0;  // send time of the last good commit
   uint64_t writes_ = 0;             // the manifest's "writes" as we left it
 
