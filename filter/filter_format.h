@@ -1,8 +1,8 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Pieces shared by siftdb's two local filter encodings (blocked and classic
-// Bloom): the bit order and the 8-byte trailer. The full byte-level
+// Pieces shared by siftdb's local filter encodings (blocked and classic
+// Bloom, Ribbon): the bit order and the 8-byte trailer. The full byte-level
 // specification, with test vectors, is docs/filter_format.md.
 //
 // A serialized filter is
@@ -16,9 +16,12 @@
 // Trailer (fixed little-endian fields, all persisted, never change):
 //   offset 0..3  uint32  param   blocked: number of 64-byte blocks
 //                                classic: number of bits m
+//                                ribbon: number of 128-row blocks
 //   offset 4     uint8   k       probes per key, 1..kMaxProbes
+//                                (ribbon: result columns of the lower
+//                                blocks, 1..kRibbonMaxColumns - 1)
 //   offset 5     uint8   version kFilterFormatVersion
-//   offset 6     uint8   kind    FilterKind ('B' or 'C')
+//   offset 6     uint8   kind    FilterKind ('B', 'C' or 'R')
 //   offset 7     uint8   magic   kFilterMagic ('S')
 //
 // Thread safety: pure functions over caller-owned memory.
@@ -48,11 +51,13 @@ inline constexpr uint32_t kBlockBits = 512;
 // "siftdb." prefix is reserved for the policies in this directory.
 inline constexpr char kBlockedBloomPolicyName[] = "siftdb.BlockedBloom";
 inline constexpr char kClassicBloomPolicyName[] = "siftdb.ClassicBloom";
+inline constexpr char kRibbonPolicyName[] = "siftdb.Ribbon";
 
 // Which encoding a trailer describes. Persisted: never change the values.
 enum class FilterKind : uint8_t {
   kBlocked = 0x42,  // 'B'
   kClassic = 0x43,  // 'C'
+  kRibbon = 0x52,   // 'R' (readers older than it answer "may match")
 };
 
 struct FilterTrailer {

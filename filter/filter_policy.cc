@@ -1,10 +1,10 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The FilterPolicy implementations: siftdb.BlockedBloom (default) and
-// siftdb.ClassicBloom. Both hash each key once with XXH3-64 when it is added
-// and lay the hashes out at Finish(); the encodings live in blocked_bloom.cc
-// and classic_bloom.cc.
+// The FilterPolicy implementations: siftdb.BlockedBloom (default),
+// siftdb.ClassicBloom and siftdb.Ribbon. All hash each key once with XXH3-64
+// when it is added and lay the hashes out at Finish(); the encodings live in
+// blocked_bloom.cc, classic_bloom.cc and ribbon_builder.cc.
 
 #include "siftdb/filter_policy.h"
 
@@ -22,6 +22,8 @@
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
 #include "filter/filter_hash.h"
+#include "filter/ribbon_builder.h"
+#include "filter/ribbon_reader.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -39,7 +41,7 @@ double SanitizeBitsPerKey(double bits_per_key) {
   return bits_per_key > kMaxBitsPerKey ? kMaxBitsPerKey : bits_per_key;
 }
 
-enum class Mode { kBlocked, kClassic };
+enum class Mode { kBlocked, kClassic, kRibbon };
 
 // The hashes of the keys added so far, in fixed-size chunks: growing never
 // copies, and each 64 KiB chunk comes from the allocator's reusable heap
@@ -85,7 +87,12 @@ class HashList {
 class BloomBitsBuilder final : public FilterBitsBuilder {
  public:
   BloomBitsBuilder(Mode mode, double bits_per_key, int k)
-      : mode_(mode), bits_per_key_(bits_per_key), k_(k) {}
+      : mode_(mode),
+        bits_per_key_(bits_per_key),
+        k_(k),
+        ribbon_shape_(mode == Mode::kRibbon
+                          ? RibbonShapeForBitsPerKey(bits_per_key)
+                          : RibbonShape{}) {}
 
   void AddKey(std::string_view key) override {
     ++num_added_;
@@ -100,7 +107,13 @@ class BloomBitsBuilder final : public FilterBitsBuilder {
   void Finish(std::string* dst) override {
     if (bits_per_key_ > 0) {
       const size_t n = hashes_.size();
-      if (mode_ == Mode::kBlocked) {
+      if (mode_ == Mode::kRibbon) {
+        RibbonHashChunks chunks;
+        hashes_.ForEachChunk([&](const uint64_t* h, size_t count) {
+          chunks.emplace_back(h, count);
+        });
+        RibbonBuild(chunks, ribbon_shape_, dst);  // failure: empty filter
+      } else if (mode_ == Mode::kBlocked) {
         BlockedBloomWriter writer(BlockedBloomNumBlocks(n, bits_per_key_), k_,
                                   dst);
         hashes_.ForEachChunk(
@@ -120,12 +133,12 @@ class BloomBitsBuilder final : public FilterBitsBuilder {
   const Mode mode_;
   const double bits_per_key_;  // 0: disabled
   const int k_;
+  const RibbonShape ribbon_shape_;
   HashList hashes_;
   size_t num_added_ = 0;
 };
 
-// The two policies differ only in their mode and the decoder they query
-// with.
+// The policies differ only in their mode and the decoder they query with.
 template <Mode kMode, typename ParsedFilter>
 class BloomPolicy final : public FilterPolicy {
  public:
@@ -135,8 +148,15 @@ class BloomPolicy final : public FilterPolicy {
                                    : ClassicOptimalK(bits_per_key_)) {}
 
   const char* Name() const override {
-    return kMode == Mode::kBlocked ? kBlockedBloomPolicyName
-                                   : kClassicBloomPolicyName;
+    switch (kMode) {
+      case Mode::kBlocked:
+        return kBlockedBloomPolicyName;
+      case Mode::kClassic:
+        return kClassicBloomPolicyName;
+      case Mode::kRibbon:
+        break;
+    }
+    return kRibbonPolicyName;
   }
   double BitsPerKey() const override { return bits_per_key_; }
 
@@ -162,6 +182,7 @@ class BloomPolicy final : public FilterPolicy {
 
 using BlockedBloomPolicy = BloomPolicy<Mode::kBlocked, ParsedBlockedBloom>;
 using ClassicBloomPolicy = BloomPolicy<Mode::kClassic, ParsedClassicBloom>;
+using RibbonPolicy = BloomPolicy<Mode::kRibbon, ParsedRibbon>;
 
 }  // namespace
 
@@ -174,6 +195,11 @@ std::shared_ptr<const FilterPolicy> NewClassicBloomFilterPolicy(
   return std::make_shared<ClassicBloomPolicy>(bits_per_key);
 }
 
+std::shared_ptr<const FilterPolicy> NewRibbonFilterPolicy(
+    double bits_per_key_equivalent) {
+  return std::make_shared<RibbonPolicy>(bits_per_key_equivalent);
+}
+
 absl::StatusOr<std::shared_ptr<const FilterPolicy>> FilterPolicyFromName(
     std::string_view name, double bits_per_key) {
   if (name == kBlockedBloomPolicyName) {
@@ -182,10 +208,11 @@ absl::StatusOr<std::shared_ptr<const FilterPolicy>> FilterPolicyFromName(
   if (name == kClassicBloomPolicyName) {
     return NewClassicBloomFilterPolicy(bits_per_key);
   }
+  if (name == kRibbonPolicyName) return NewRibbonFilterPolicy(bits_per_key);
   return absl::NotFoundError(absl::StrFormat(
-      "unknown filter policy name \"%s\" (known: \"%s\", \"%s\")",
+      "unknown filter policy name \"%s\" (known: \"%s\", \"%s\", \"%s\")",
       absl::CHexEscape(AsAbsl(name)), kBlockedBloomPolicyName,
-      kClassicBloomPolicyName));
+      kClassicBloomPolicyName, kRibbonPolicyName));
 }
 
 }  // namespace siftdb

@@ -20,6 +20,9 @@ FilterReader::FilterReader(const FilterPolicy* policy, std::string_view filter)
   } else if (std::strcmp(policy->Name(), kClassicBloomPolicyName) == 0) {
     classic_ = ParsedClassicBloom(filter);
     mode_ = classic_.valid() ? Mode::kClassic : Mode::kAlwaysMayMatch;
+  } else if (std::strcmp(policy->Name(), kRibbonPolicyName) == 0) {
+    ribbon_ = ParsedRibbon(filter);
+    mode_ = ribbon_.valid() ? Mode::kRibbon : Mode::kAlwaysMayMatch;
   } else {
     mode_ = Mode::kPolicy;
   }

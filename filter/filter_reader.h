@@ -24,6 +24,7 @@
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_hash.h"
+#include "filter/ribbon_reader.h"
 #include "siftdb/filter_policy.h"
 
 namespace siftdb {
@@ -46,6 +47,8 @@ class FilterReader {
         return blocked_.HashMayMatch(hash);
       case Mode::kClassic:
         return classic_.HashMayMatch(hash);
+      case Mode::kRibbon:
+        return ribbon_.HashMayMatch(hash);
       case Mode::kPolicy:
         return policy_->HashMayMatch(hash, filter_);
       case Mode::kAlwaysMayMatch:
@@ -59,13 +62,14 @@ class FilterReader {
   }
 
  private:
-  enum class Mode { kAlwaysMayMatch, kBlocked, kClassic, kPolicy };
+  enum class Mode { kAlwaysMayMatch, kBlocked, kClassic, kRibbon, kPolicy };
 
   Mode mode_ = Mode::kAlwaysMayMatch;
   const FilterPolicy* policy_ = nullptr;
   std::string_view filter_;
   ParsedBlockedBloom blocked_;
   ParsedClassicBloom classic_;
+  ParsedRibbon ribbon_;
 };
 
 }  // namespace siftdb
