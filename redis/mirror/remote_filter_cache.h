@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The remote reader's cache of table filters (include/siftdb/remote_filter.h):
-// each filter fetched from Redis is decoded once (blocked or classic, by its
-// trailer; anything else, or a policy that is not siftdb's, answers
-// "maybe") and kept in an LRU bounded in bytes. A prefix-only filter
+// each filter fetched from Redis is decoded once (blocked, classic or
+// Ribbon, by its trailer; anything else, or a policy that is not siftdb's,
+// answers "maybe") and kept in an LRU bounded in bytes. A prefix-only filter
 // ("prefixonly.<siftdb policy>") is decoded too, but answers "maybe" for
 // keys: it holds none; prefixes are probed whatever the policy's tag. Entries
 // are keyed by id and checked against the manifest's (crc32c, size), so a
@@ -25,6 +25,7 @@
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
+#include "filter/ribbon_reader.h"
 #include "redis/mirror/redis_mirror_format.h"
 
 namespace siftdb {
@@ -38,10 +39,12 @@ struct RemoteCachedFilter {
   enum class Kind {
     kBlocked,
     kClassic,
+    kRibbon,
     kAlwaysMaybe
   } kind = Kind::kAlwaysMaybe;
   ParsedBlockedBloom blocked;
   ParsedClassicBloom classic;
+  ParsedRibbon ribbon;
   // The filter holds whole keys (the policy carries no prefix-only tag).
   bool keys_usable = false;
 
@@ -62,6 +65,9 @@ struct RemoteCachedFilter {
     } else if (t.kind == FilterKind::kClassic) {
       classic = ParsedClassicBloom(bytes);
       if (classic.valid()) kind = Kind::kClassic;
+    } else if (t.kind == FilterKind::kRibbon) {
+      ribbon = ParsedRibbon(bytes);
+      if (ribbon.valid()) kind = Kind::kRibbon;
     }
   }
   // A key's hash.
@@ -76,6 +82,8 @@ struct RemoteCachedFilter {
         return blocked.HashMayMatch(hash);
       case Kind::kClassic:
         return classic.HashMayMatch(hash);
+      case Kind::kRibbon:
+        return ribbon.HashMayMatch(hash);
       case Kind::kAlwaysMaybe:
         break;
     }
