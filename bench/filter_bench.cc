@@ -9,11 +9,16 @@
 //   1. false-positive rates at 5, 10, 15 and 20 bits/key for the blocked and
 //      classic policies beside the formulas of filter/bloom_math.h, with the
 //      count of false negatives (must be 0);
+//      (and siftdb.Ribbon at the same bits/key-equivalents);
 //   2. build and query time per key at --speed_bits bits/key, each the
 //      median (and the best) of --runs runs. Times are the benchmark
 //      thread's CPU time (time spent descheduled on a busy shared machine is
 //      not counted; cache pollution by other processes still is), or wall
 //      time with --wall_clock.
+//
+//   3. blocked Bloom vs Ribbon at 5, 7, 10 and 15 bits/key(-equivalent):
+//      bits/key, FP on adjacent and random keys, build and query ns/key
+//      (medians of --runs), and Ribbon's ratios to Bloom in the same run.
 //
 // Keys are generated a chunk at a time into a buffer that stays in cache, as
 // the key of a real lookup is; only the filter work is timed. (Streaming the
@@ -41,6 +46,7 @@
 #include "filter/bloom_math.h"
 #include "filter/filter_hash.h"
 #include "filter/filter_reader.h"
+#include "filter/ribbon_builder.h"
 #include "siftdb/filter_policy.h"
 
 ABSL_FLAG(int64_t, keys, 1000000, "stored keys (and absent keys per set)");
@@ -156,25 +162,36 @@ void AccuracyTable(size_t n) {
       "False positives: %zu stored keys (16-byte big-endian 2i), %zu absent "
       "keys per set\n",
       n, n);
-  std::printf("%-8s %4s %3s %10s %12s %12s %12s %6s\n", "policy", "bpk", "k",
-              "bytes/key", "FP adjacent", "FP random", "FP theory", "FN");
-  for (bool blocked : {true, false}) {
-    for (double bpk : {5.0, 10.0, 15.0, 20.0}) {
-      const auto policy = blocked ? NewBloomFilterPolicy(bpk)
-                                  : NewClassicBloomFilterPolicy(bpk);
+  std::printf("%-8s %4s %3s %10s %9s %12s %12s %12s %6s\n", "policy", "bpk",
+              "k", "bytes/key", "bits/key", "FP adjacent", "FP random",
+              "FP theory", "FN");
+  for (int kind = 0; kind < 3; ++kind) {
+    for (double bpk : {5.0, 7.0, 10.0, 15.0, 20.0}) {
+      const auto policy = kind == 0   ? NewBloomFilterPolicy(bpk)
+                          : kind == 1 ? NewClassicBloomFilterPolicy(bpk)
+                                      : NewRibbonFilterPolicy(bpk);
       const std::string filter = Build(*policy, n);
       const FilterReader reader(policy.get(), filter);
-      const int k = blocked ? BlockedOptimalK(bpk) : ClassicOptimalK(bpk);
-      const double theory =
-          blocked ? BlockedFpRate(bpk, k) : ClassicFpRate(bpk, k);
+      const RibbonShape shape = RibbonShapeForBitsPerKey(bpk);
+      // k: probes (Bloom) or lower result columns (Ribbon).
+      const int k = kind == 0   ? BlockedOptimalK(bpk)
+                    : kind == 1 ? ClassicOptimalK(bpk)
+                                : shape.lower_columns;
+      const double theory = kind == 0   ? BlockedFpRate(bpk, k)
+                            : kind == 1 ? ClassicFpRate(bpk, k)
+                                        : RibbonShapeFpRate(shape);
       const size_t false_negatives =
           n - CountMatches(reader, KeyKind::kStored, n);
-      std::printf("%-8s %4.0f %3d %10.3f %11.4f%% %11.4f%% %11.4f%% %6zu\n",
-                  blocked ? "blocked" : "classic", bpk, k,
-                  static_cast<double>(filter.size()) / dn,
-                  100.0 * CountMatches(reader, KeyKind::kAdjacent, n) / dn,
-                  100.0 * CountMatches(reader, KeyKind::kRandom, n) / dn,
-                  100 * theory, false_negatives);
+      std::printf(
+          "%-8s %4.0f %3d %10.3f %9.3f %11.4f%% %11.4f%% %11.4f%% %6zu\n",
+          kind == 0   ? "blocked"
+          : kind == 1 ? "classic"
+                      : "ribbon",
+          bpk, k, static_cast<double>(filter.size()) / dn,
+          8.0 * static_cast<double>(filter.size()) / dn,
+          100.0 * CountMatches(reader, KeyKind::kAdjacent, n) / dn,
+          100.0 * CountMatches(reader, KeyKind::kRandom, n) / dn, 100 * theory,
+          false_negatives);
     }
   }
   std::printf("\n");
@@ -334,14 +351,18 @@ void SpeedTable(size_t n, double bpk, int runs) {
   // probe-only column.
   std::vector<uint64_t> hash_chunk(kChunk);
 
-  for (bool blocked : {true, false}) {
-    const auto policy =
-        blocked ? NewBloomFilterPolicy(bpk) : NewClassicBloomFilterPolicy(bpk);
+  for (int kind = 0; kind < 3; ++kind) {
+    const auto policy = kind == 0   ? NewBloomFilterPolicy(bpk)
+                        : kind == 1 ? NewClassicBloomFilterPolicy(bpk)
+                                    : NewRibbonFilterPolicy(bpk);
     SpeedSamples samples;
     for (int r = 0; r < runs; ++r) {
       TimeOneRun(policy.get(), n, &hash_chunk, &samples);
     }
-    PrintSpeedRows(blocked ? "blocked" : "classic", samples, hash_ns);
+    PrintSpeedRows(kind == 0   ? "blocked"
+                   : kind == 1 ? "classic"
+                               : "ribbon",
+                   samples, hash_ns);
   }
   std::printf(
       "build = add + finish: AddKey of every key, then Finish. KeyMayMatch: "
@@ -354,6 +375,46 @@ void SpeedTable(size_t n, double bpk, int runs) {
   StreamedKeysLine(n, bpk, runs);
 }
 
+// Blocked Bloom vs Ribbon at each bits/key(-equivalent): space, accuracy
+// and speed, with Ribbon's speed as a ratio to Bloom's of the same run.
+void RibbonComparisonTable(size_t n, int runs) {
+  const double dn = static_cast<double>(n);
+  std::printf(
+      "\nBlocked Bloom vs Ribbon, %zu keys, medians of %d runs (ns/key); "
+      "ratio = ribbon / blocked:\n",
+      n, runs);
+  std::printf("%-8s %4s %8s %10s %10s %8s %9s %9s %7s %7s\n", "policy", "bpk",
+              "bits/key", "FP adj", "FP random", "build", "q:absent",
+              "q:stored", "xbuild", "xabs");
+  std::vector<uint64_t> hash_chunk(kChunk);
+  for (double bpk : {5.0, 7.0, 10.0, 15.0}) {
+    double bloom_build = 0, bloom_absent = 0;
+    for (bool ribbon : {false, true}) {
+      const auto policy =
+          ribbon ? NewRibbonFilterPolicy(bpk) : NewBloomFilterPolicy(bpk);
+      const std::string filter = Build(*policy, n);
+      const FilterReader reader(policy.get(), filter);
+      const double adj = CountMatches(reader, KeyKind::kAdjacent, n) / dn;
+      const double rnd = CountMatches(reader, KeyKind::kRandom, n) / dn;
+      SpeedSamples s;
+      for (int r = 0; r < runs; ++r) {
+        TimeOneRun(policy.get(), n, &hash_chunk, &s);
+      }
+      const double build = Median(s.build_ns), absent = Median(s.absent_ns);
+      if (!ribbon) {
+        bloom_build = build;
+        bloom_absent = absent;
+      }
+      std::printf(
+          "%-8s %4.0f %8.3f %9.4f%% %9.4f%% %8.2f %9.2f %9.2f %7.2f %7.2f\n",
+          ribbon ? "ribbon" : "blocked", bpk,
+          8.0 * static_cast<double>(filter.size()) / dn, 100 * adj, 100 * rnd,
+          build, absent, Median(s.stored_ns), build / bloom_build,
+          absent / bloom_absent);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace siftdb
 
@@ -364,5 +425,6 @@ int main(int argc, char** argv) {
   const int runs = std::max(1, absl::GetFlag(FLAGS_runs));
   siftdb::AccuracyTable(n);
   siftdb::SpeedTable(n, absl::GetFlag(FLAGS_speed_bits), runs);
+  siftdb::RibbonComparisonTable(n, runs);
   return 0;
 }

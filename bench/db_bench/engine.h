@@ -84,6 +84,9 @@ struct EngineConfig {
   // Bloom filter bits per key; 0 disables filters. LevelDB takes whole bits
   // (rounded).
   double bloom_bits = 10;
+  // Ribbon filters at bloom_bits bits/key-equivalent instead of Bloom
+  // (siftdb and RocksDB; LevelDB has none and ignores it).
+  bool use_ribbon_filter = false;
   // Count the comparator's calls (LevelDB's --comparisons); engines that
   // cannot report Comparisons() ignore it.
   bool count_comparisons = false;

@@ -101,7 +101,9 @@ class RocksDBEngine final : public BenchEngine {
     table.block_size = config.block_size;
     if (config.bloom_bits > 0) {
       table.filter_policy.reset(
-          rocksdb::NewBloomFilterPolicy(config.bloom_bits, false));
+          config.use_ribbon_filter
+              ? rocksdb::NewRibbonFilterPolicy(config.bloom_bits)
+              : rocksdb::NewBloomFilterPolicy(config.bloom_bits, false));
     }
     options_ = rocksdb::Options();
     options_.create_if_missing = config.create_if_missing;

@@ -125,6 +125,9 @@ class SiftdbEngine final : public BenchEngine {
     }
     options_.compression_opts.level = config.compression_level;
     options_.filter_bits_per_key = config.bloom_bits;
+    if (config.use_ribbon_filter && config.bloom_bits > 0) {
+      options_.filter_policy = NewRibbonFilterPolicy(config.bloom_bits);
+    }
     // Remote filter mirror: the --remote_filter* flags (a later issue) fill
     // config.remote_filter_*; empty address: no mirror.
     if (!config.remote_filter_address.empty()) {

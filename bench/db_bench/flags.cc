@@ -64,6 +64,10 @@ ABSL_FLAG(bool, use_existing_db, false,
 ABSL_FLAG(double, bloom_bits, 10,
           "Bloom filter bits per key (Options::filter_bits_per_key); 0 "
           "disables filters");
+ABSL_FLAG(bool, use_ribbon_filter, false,
+          "Ribbon filters (NewRibbonFilterPolicy(--bloom_bits)) instead of "
+          "Bloom: about 30% less space at the same false-positive rate "
+          "(RocksDB's flag name; LevelDB ignores it)");
 ABSL_FLAG(int64_t, cache_size, int64_t{8} << 20,
           "Block cache bytes (Options::block_cache_size)");
 ABSL_FLAG(int64_t, write_buffer_size, int64_t{4} << 20,
@@ -153,6 +157,7 @@ absl::Status ApplyFilterAndCompression(EngineConfig* e) {
   } else {
     e->bloom_bits = bloom_bits;
   }
+  e->use_ribbon_filter = absl::GetFlag(FLAGS_use_ribbon_filter);
 
   const std::string compression =
       absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression));

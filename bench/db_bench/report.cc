@@ -104,7 +104,9 @@ std::string FormatHeader(const BenchConfig& config,
           1048576.0);
   const EngineConfig& e = config.engine;
   if (e.bloom_bits > 0) {
-    out += absl::StrFormat("Filter:     %g bits/key Bloom\n", e.bloom_bits);
+    out += absl::StrFormat(
+        "Filter:     %g bits/key %s\n", e.bloom_bits,
+        e.use_ribbon_filter ? "Ribbon (Bloom-equivalent)" : "Bloom");
   } else {
     out += "Filter:     none\n";
   }
