@@ -89,8 +89,9 @@ SIFTDB_EXPORT std::shared_ptr<const FilterPolicy> NewBloomFilterPolicy(
 SIFTDB_EXPORT std::shared_ptr<const FilterPolicy> NewClassicBloomFilterPolicy(
     double bits_per_key);
 
-// A Standard Ribbon filter (Dillinger & Walzer 2021): about 30% smaller than
-// the blocked Bloom filter at the same false-positive rate, slower to build.
+// A Standard Ribbon filter (Dillinger & Walzer 2021): about 29% smaller than
+// the blocked Bloom filter at the same false-positive rate, but 4-7x slower
+// to build and 2.5-4x slower per query (docs/benchmarks.md).
 // bits_per_key_equivalent names the rate: the filter aims at the blocked
 // Bloom filter's theoretical rate at that many bits per key (about 0.96% at
 // 10) and uses about 0.71 times as many bits. Same clamping and <= 0
