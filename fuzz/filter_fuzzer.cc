@@ -2,14 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Fuzz target: the filter readers (filter/filter_reader.h and the policies'
-// KeyMayMatch) for siftdb's blocked and classic Bloom encodings.
+// KeyMayMatch) for siftdb's blocked and classic Bloom and Ribbon encodings.
 //
 // Input: byte 0 picks the mode.
-// - Even: the rest is serialized filter bytes (any alignment). Both
+// - Even: the rest is serialized filter bytes (any alignment). All three
 //   policies read it; FilterReader must agree with the policy's
 //   KeyMayMatch and HashMayMatch for every probe key (the contract in
 //   filter_reader.h) and nothing may crash whatever the trailer says.
-// - Odd: byte 1 picks the policy and bits per key (including 0, negative,
+// - Odd: byte 1 picks the policy (byte 1 mod 3) and bits per key (byte 1
+//   div 3; including 0, negative,
 //   NaN, huge), the rest is keys (each: a length byte, then that many
 //   bytes). A filter built from those keys must answer "may match" for
 //   every one of them, through the policy and through FilterReader.
@@ -30,8 +31,9 @@ namespace siftdb::fuzz {
 namespace {
 
 const FilterPolicy* Policy(int i) {
-  static const auto* policies = new std::shared_ptr<const FilterPolicy>[2] {
-    NewBloomFilterPolicy(10), NewClassicBloomFilterPolicy(10)
+  static const auto* policies = new std::shared_ptr<const FilterPolicy>[3] {
+    NewBloomFilterPolicy(10), NewClassicBloomFilterPolicy(10),
+        NewRibbonFilterPolicy(10)
   };
   return policies[i].get();
 }
@@ -50,7 +52,7 @@ void RawMode(std::string_view filter) {
   for (size_t i = 0; i + 8 <= filter.size() && keys.size() < 40; i += 8) {
     keys.emplace_back(filter.substr(i, 8));
   }
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < 3; ++p) {
     for (const std::string& key : keys) CheckAgree(Policy(p), filter, key);
   }
 }
@@ -60,10 +62,12 @@ void KeysMode(uint8_t config, std::string_view rest) {
       10,  0,   -1,  std::numeric_limits<double>::quiet_NaN(), 0.5, 1, 3.3, 20,
       100, 150, 1e9, std::numeric_limits<double>::infinity()};
   const double bits =
-      kBitsPerKey[(config >> 1) % (sizeof(kBitsPerKey) / sizeof(double))];
+      kBitsPerKey[(config / 3) % (sizeof(kBitsPerKey) / sizeof(double))];
+  const int kind = config % 3;
   const std::shared_ptr<const FilterPolicy> policy =
-      (config & 1) ? NewClassicBloomFilterPolicy(bits)
-                   : NewBloomFilterPolicy(bits);
+      kind == 0   ? NewBloomFilterPolicy(bits)
+      : kind == 1 ? NewClassicBloomFilterPolicy(bits)
+                  : NewRibbonFilterPolicy(bits);
   std::vector<std::string> keys;
   while (!rest.empty()) {
     const size_t n =

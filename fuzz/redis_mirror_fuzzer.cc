@@ -38,6 +38,7 @@
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
+#include "filter/ribbon_reader.h"
 #include "fuzz/fuzz_util.h"
 #include "redis/mirror/redis_mirror_format.h"
 #include "redis/mirror/remote_filter_plan.h"
@@ -95,16 +96,21 @@ void CheckFilterBytes(std::string_view bytes) {
   for (uint64_t keys : {uint64_t{0}, uint64_t{1}, uint64_t{1000}}) {
     const FilterBytesInfo info = DescribeFilterBytes(bytes, keys);
     if (!info.valid) continue;
-    FUZZ_CHECK(info.k >= 1 && info.k <= kMaxProbes);
+    FUZZ_CHECK(info.k >= 1 &&
+               info.k <=
+                   (info.kind == 'R' ? kRibbonMaxColumns - 1 : kMaxProbes));
     FUZZ_CHECK(info.bitmap_bits <= uint64_t{8} * bytes.size());
-    FUZZ_CHECK(info.kind == 'B' || info.kind == 'C');
+    FUZZ_CHECK(info.kind == 'B' || info.kind == 'C' || info.kind == 'R');
+    FUZZ_CHECK(info.error_rate >= 0 && info.error_rate <= 1);
   }
   // The reader's probes: any answer, no crash.
   const ParsedBlockedBloom blocked(bytes);
   const ParsedClassicBloom classic(bytes);
+  const ParsedRibbon ribbon(bytes);
   for (uint64_t h : {uint64_t{0}, ~uint64_t{0}, uint64_t{0x9E3779B97F4A7C15}}) {
     (void)blocked.HashMayMatch(h);
     (void)classic.HashMayMatch(h);
+    (void)ribbon.HashMayMatch(h);
   }
 }
 

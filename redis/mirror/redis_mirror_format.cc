@@ -19,6 +19,7 @@
 #include "filter/bloom_math.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
+#include "filter/ribbon_reader.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -502,6 +503,21 @@ FilterBytesInfo DescribeFilterBytes(std::string_view filter,
     info.k = p.k();
     info.error_rate =
         num_keys == 0 ? 0 : ClassicFpRateExact(p.num_bits(), num_keys, p.k());
+  } else if (t.kind == FilterKind::kRibbon) {
+    ParsedRibbon p(filter);
+    if (!p.valid()) return info;
+    const RibbonLayout& l = p.layout();
+    info.kind = 'R';
+    info.bitmap_bits = l.WordsBefore(l.num_blocks) * kRibbonWordBytes * 8;
+    info.k = l.lower_columns;
+    // Keys start uniformly among the start rows; those in the upper blocks
+    // are checked on one more column.
+    const double starts = static_cast<double>(l.NumStarts());
+    const double upper = std::clamp(
+        (starts - static_cast<double>(l.upper_start) * kRibbonWidth) / starts,
+        0.0, 1.0);
+    const double low = std::ldexp(1.0, -l.lower_columns);
+    info.error_rate = num_keys == 0 ? 0 : (1 - upper) * low + upper * low / 2;
   } else {
     return info;
   }

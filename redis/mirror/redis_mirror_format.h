@@ -235,11 +235,11 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
 
 // What a serialized siftdb filter says about itself (from its trailer).
 struct FilterBytesInfo {
-  bool valid = false;  // decodes as a blocked or classic siftdb filter
-  char kind = '?';     // 'B' or 'C'
-  uint64_t bitmap_bits = 0;
-  int k = 0;
-  double error_rate = 1;  // expected for num_keys keys
+  bool valid = false;        // decodes as a blocked, classic or Ribbon filter
+  char kind = '?';           // 'B', 'C' or 'R'
+  uint64_t bitmap_bits = 0;  // Ribbon: bits of the solution
+  int k = 0;                 // Ribbon: result columns of the lower blocks
+  double error_rate = 1;     // expected for num_keys keys
 };
 FilterBytesInfo DescribeFilterBytes(std::string_view filter, uint64_t num_keys);
 

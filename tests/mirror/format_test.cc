@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/time/clock.h"
@@ -377,6 +378,17 @@ TEST(MirrorFormatTest, SubFilterBytes) {
   EXPECT_EQ(info.bitmap_bits, 3 * 512u);
   EXPECT_EQ(info.k, 7);
   EXPECT_FALSE(DescribeFilterBytes("garbage!", 10).valid);
+  // A Ribbon table filter: its solution size, r, and the expected rate.
+  auto builder = NewRibbonFilterPolicy(10)->NewBuilder();
+  for (int i = 0; i < 5000; ++i) builder->AddKey(std::to_string(i));
+  std::string ribbon;
+  builder->Finish(&ribbon);
+  info = DescribeFilterBytes(ribbon, 5000);
+  EXPECT_TRUE(info.valid);
+  EXPECT_EQ(info.kind, 'R');
+  EXPECT_EQ(info.bitmap_bits, (ribbon.size() - 16) * 8);
+  EXPECT_EQ(info.k, 6);
+  EXPECT_NEAR(info.error_rate, 0.00957, 0.0003);
   EXPECT_FALSE(DescribeFilterBytes("", 10).valid);
 }
 
