@@ -160,21 +160,20 @@ void CompressionSeeds() {
 
 void FilterSeeds() {
   const std::shared_ptr<const FilterPolicy> policies[] = {
-      NewBloomFilterPolicy(10), NewClassicBloomFilterPolicy(10)};
-  for (int p = 0; p < 2; ++p) {
+      NewBloomFilterPolicy(10), NewClassicBloomFilterPolicy(10),
+      NewRibbonFilterPolicy(10)};
+  const char* names[] = {"raw_blocked_", "raw_classic_", "raw_ribbon_"};
+  for (int p = 0; p < 3; ++p) {
     for (int n : {0, 1, 20, 200}) {
       std::unique_ptr<FilterBitsBuilder> b = policies[p]->NewBuilder();
       for (int i = 0; i < n; ++i) b->AddKey(Key(i));
       std::string filter(1, '\0');  // mode byte: raw filter bytes
       b->Finish(&filter);
-      Write(
-          "filter",
-          std::string(p ? "raw_classic_" : "raw_blocked_") + std::to_string(n),
-          filter);
+      Write("filter", std::string(names[p]) + std::to_string(n), filter);
     }
   }
-  // Keys mode: byte 1, then config (bit 0: classic; the rest picks bits
-  // per key), then length-prefixed keys.
+  // Keys mode: byte 1, then config (mod 3: blocked, classic, Ribbon; div 3
+  // picks bits per key), then length-prefixed keys.
   for (int config : {0, 1, 2, 6, 14}) {
     std::string input = "\x01";
     input.push_back(static_cast<char>(config));
@@ -314,6 +313,12 @@ void RedisMirrorSeeds() {
   std::string filter;
   builder->Finish(&filter);
   Write("redis_mirror", "blocked_filter_bytes", filter);
+  std::unique_ptr<FilterBitsBuilder> ribbon =
+      NewRibbonFilterPolicy(10)->NewBuilder();
+  for (int i = 0; i < 50; ++i) ribbon->AddKey(Key(i));
+  std::string ribbon_filter;
+  ribbon->Finish(&ribbon_filter);
+  Write("redis_mirror", "ribbon_filter_bytes", ribbon_filter);
   Write("redis_mirror", "live_subfilter_bytes",
         EmptySubFilter(MirrorSubFilter{4, 6}));
 }
