@@ -56,6 +56,12 @@ siftdb_filterpolicy_t* siftdb_filterpolicy_create_classic_bloom(
       siftdb::NewClassicBloomFilterPolicy(bits_per_key)};
 }
 
+siftdb_filterpolicy_t* siftdb_filterpolicy_create_ribbon(
+    double bits_per_key_equivalent) {
+  return new siftdb_filterpolicy_t{
+      siftdb::NewRibbonFilterPolicy(bits_per_key_equivalent)};
+}
+
 siftdb_filterpolicy_t* siftdb_filterpolicy_create_from_name(const char* name,
                                                             double bits_per_key,
                                                             char** errptr) {

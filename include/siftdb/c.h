@@ -498,6 +498,11 @@ SIFTDB_EXPORT siftdb_filterpolicy_t* siftdb_filterpolicy_create_bloom(
 // A classic Bloom filter ("siftdb.ClassicBloom").
 SIFTDB_EXPORT siftdb_filterpolicy_t* siftdb_filterpolicy_create_classic_bloom(
     double bits_per_key);
+// A Standard Ribbon filter ("siftdb.Ribbon"): the blocked Bloom filter's
+// false-positive rate at bits_per_key_equivalent in about 0.71 times the
+// bits, slower to build and query (siftdb/filter_policy.h).
+SIFTDB_EXPORT siftdb_filterpolicy_t* siftdb_filterpolicy_create_ribbon(
+    double bits_per_key_equivalent);
 // The built-in policy called `name`; NULL and an error for an unknown
 // name.
 SIFTDB_EXPORT siftdb_filterpolicy_t* siftdb_filterpolicy_create_from_name(

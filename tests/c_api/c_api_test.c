@@ -212,6 +212,13 @@ static void TestFilterPolicies(void) {
   siftdb_filterpolicy_t* p = siftdb_filterpolicy_create_classic_bloom(10);
   CHECK(strcmp(siftdb_filterpolicy_name(p), "siftdb.ClassicBloom") == 0);
   siftdb_filterpolicy_destroy(p);
+  p = siftdb_filterpolicy_create_ribbon(10);
+  CHECK(strcmp(siftdb_filterpolicy_name(p), "siftdb.Ribbon") == 0);
+  siftdb_filterpolicy_destroy(p);
+  p = siftdb_filterpolicy_create_from_name("siftdb.Ribbon", 7, &err);
+  CHECK_OK(err);
+  CHECK(strcmp(siftdb_filterpolicy_name(p), "siftdb.Ribbon") == 0);
+  siftdb_filterpolicy_destroy(p);
   p = siftdb_filterpolicy_create_from_name("siftdb.BlockedBloom", 10, &err);
   CHECK_OK(err);
   CHECK(strcmp(siftdb_filterpolicy_name(p), "siftdb.BlockedBloom") == 0);
