@@ -175,12 +175,17 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     *value = versions_->current()->DebugString();
     return true;
   }
+  if (name == "filter-memory") {
+    *value = absl::StrFormat("%d", table_cache_->FilterMemoryUsage());
+    return true;
+  }
   if (name == "approximate-memory-usage") {
-    size_t total = mem_->ApproximateMemoryUsage() + mem_->FilterMemoryUsage();
+    uint64_t total = mem_->ApproximateMemoryUsage() + mem_->FilterMemoryUsage();
     if (imm_ != nullptr) {
       total += imm_->ApproximateMemoryUsage() + imm_->FilterMemoryUsage();
     }
     if (block_cache_ != nullptr) total += block_cache_->Usage();
+    total += table_cache_->FilterMemoryUsage();
     *value = absl::StrFormat("%d", total);
     return true;
   }

@@ -3,6 +3,8 @@
 
 #include "db/table_cache.h"
 
+#include <atomic>
+
 #include "absl/strings/str_format.h"
 #include "db/filename.h"
 #include "util/coding.h"
@@ -10,8 +12,22 @@
 namespace siftdb {
 namespace {
 
+// What the cache holds per table: the table, and the counter of filter
+// bytes it added itself to (taken off again when the table closes).
+struct CachedTable {
+  std::unique_ptr<Table> table;
+  std::atomic<uint64_t>* filter_bytes;
+};
+
 void DeleteTable(std::string_view key, void* value) {
-  delete static_cast<Table*>(value);
+  auto* cached = static_cast<CachedTable*>(value);
+  cached->filter_bytes->fetch_sub(cached->table->filter_data().size(),
+                                  std::memory_order_relaxed);
+  delete cached;
+}
+
+Table* TableOf(ShardedCache* cache, ShardedCache::Handle* handle) {
+  return static_cast<CachedTable*>(cache->Value(handle))->table.get();
 }
 
 std::string CacheKey(uint64_t file_number) {
@@ -51,7 +67,10 @@ absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
   auto table = Table::Open(table_options_, fname, std::move(*file), file_size);
   // Errors are not cached: a transient failure may clear on retry.
   if (!table.ok()) return table.status();
-  return cache_->Insert(key, table->release(), 1, &DeleteTable);
+  filter_bytes_.fetch_add((*table)->filter_data().size(),
+                          std::memory_order_relaxed);
+  auto* cached = new CachedTable{std::move(*table), &filter_bytes_};
+  return cache_->Insert(key, cached, 1, &DeleteTable);
 }
 
 std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
@@ -61,7 +80,7 @@ std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
   if (table_out != nullptr) *table_out = nullptr;
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return NewErrorIterator(handle.status());
-  Table* table = static_cast<Table*>(cache_->Value(*handle));
+  Table* table = TableOf(cache_.get(), *handle);
   if (table_out != nullptr) *table_out = table;
   std::unique_ptr<Iterator> iter = table->NewIterator(options);
   ShardedCache* cache = cache_.get();
@@ -76,7 +95,7 @@ absl::Status TableCache::Get(
     absl::FunctionRef<void(std::string_view, std::string_view)> found) {
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return handle.status();
-  Table* table = static_cast<Table*>(cache_->Value(*handle));
+  Table* table = TableOf(cache_.get(), *handle);
   absl::Status s =
       table->InternalGet(options, internal_key, user_key_hash, found);
   cache_->Release(*handle);
@@ -87,7 +106,7 @@ absl::Status TableCache::WithTable(uint64_t file_number, uint64_t file_size,
                                    absl::FunctionRef<void(const Table&)> fn) {
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return handle.status();
-  fn(*static_cast<Table*>(cache_->Value(*handle)));
+  fn(*TableOf(cache_.get(), *handle));
   cache_->Release(*handle);
   return absl::OkStatus();
 }

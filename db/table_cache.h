@@ -10,6 +10,7 @@
 #ifndef SIFTDB_DB_TABLE_CACHE_H_
 #define SIFTDB_DB_TABLE_CACHE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,6 +58,13 @@ class TableCache {
   // Drops the table from the cache (after it was deleted).
   void Evict(uint64_t file_number);
 
+  // Bytes of the filters of the tables open now: those in the cache and
+  // those evicted but still pinned by an iterator (a table's bytes count
+  // until it closes).
+  uint64_t FilterMemoryUsage() const {
+    return filter_bytes_.load(std::memory_order_relaxed);
+  }
+
   // Where the tables record their counters (may be null).
   Statistics* statistics() const { return table_options_.statistics; }
 
@@ -67,6 +75,9 @@ class TableCache {
   const std::string dbname_;
   Env* const env_;
   const TableOptions table_options_;
+  // Declared before cache_: the cache's deleters update it as the cache
+  // is destroyed.
+  std::atomic<uint64_t> filter_bytes_{0};
   std::unique_ptr<ShardedCache> cache_;
 };
 

@@ -177,6 +177,7 @@ SIFTDB_EXPORT void siftdb_release_snapshot(siftdb_t* db,
 
 // The value of a property ("siftdb.stats", "siftdb.num-files-at-level0",
 // "siftdb.sstables", "siftdb.approximate-memory-usage",
+// "siftdb.filter-memory",
 // "siftdb.background-error", "siftdb.counter.<name>"; see siftdb/db.h),
 // malloc'ed and NUL-terminated, its length in *vallen (vallen may be
 // NULL). NULL for an unknown name.

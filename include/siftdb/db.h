@@ -141,7 +141,9 @@ class SIFTDB_EXPORT DB {
   //       compaction MB read / written, seconds and count per level
   //   "siftdb.num-files-at-level<N>"    table count at level N
   //   "siftdb.sstables"                 every live table with its key range
-  //   "siftdb.approximate-memory-usage" MemTables + block cache, in bytes
+  //   "siftdb.approximate-memory-usage" MemTables + block cache + the
+  //       open tables' filters, in bytes
+  //   "siftdb.filter-memory"            bytes of the open tables' filters
   //   "siftdb.block-cache-capacity"     block cache capacity in bytes (0:
   //       none); with Options::block_cache, the shared cache's
   //   "siftdb.block-cache-usage"        bytes in the block cache (a shared

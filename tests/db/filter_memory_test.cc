@@ -1,0 +1,166 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Filter memory.
+// - siftdb.filter-memory equals the filter bytes of the tables open in the
+//   table cache: it grows with each flushed table, falls when a compaction
+//   replaces overlapping tables by one, stays within the table cache's
+//   capacity, and is part of siftdb.approximate-memory-usage.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "siftdb/db.h"
+#include "siftdb/env.h"
+#include "table/table.h"
+#include "tests/support/temp_dir.h"
+#include "util/absl_compat.h"
+
+namespace siftdb {
+namespace {
+
+std::string Key(int i) { return absl::StrFormat("key%06d", i); }
+
+uint64_t Prop(DB* db, const std::string& name) {
+  std::string v;
+  EXPECT_TRUE(db->GetProperty(name, &v)) << name;
+  uint64_t n = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(v, &n)) << name << " = " << v;
+  return n;
+}
+
+struct LiveTable {
+  int level;
+  size_t filter_bytes;
+};
+
+// Every live table (from siftdb.sstables) with its level and the size of
+// its filter, read from the file itself.
+std::vector<LiveTable> LiveTables(DB* db, const std::string& path) {
+  std::string sstables;
+  EXPECT_TRUE(db->GetProperty("siftdb.sstables", &sstables));
+  std::vector<LiveTable> out;
+  int level = -1;
+  for (absl::string_view line : absl::StrSplit(AsAbsl(sstables), '\n')) {
+    int l;
+    if (absl::StartsWith(line, "--- level ") &&
+        absl::SimpleAtoi(line.substr(10, 1), &l)) {
+      level = l;
+      continue;
+    }
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (line.empty()) continue;
+    const std::string name(line.substr(0, line.find(' ')));
+    const std::string file = path + "/" + name;
+    Env* env = Env::Default();
+    auto size = env->GetFileSize(file);
+    auto f = env->NewRandomAccessFile(file);
+    EXPECT_TRUE(size.ok() && f.ok()) << file;
+    if (!size.ok() || !f.ok()) continue;
+    auto table = Table::Open(TableOptions(), name, std::move(*f), *size);
+    EXPECT_TRUE(table.ok()) << table.status();
+    if (!table.ok()) continue;
+    out.push_back({level, (*table)->filter_data().size()});
+  }
+  return out;
+}
+
+size_t TotalFilterBytes(const std::vector<LiveTable>& tables) {
+  size_t total = 0;
+  for (const LiveTable& t : tables) total += t.filter_bytes;
+  return total;
+}
+
+// Opens every live table (a full scan goes through all of them).
+void TouchAllTables(DB* db) {
+  auto it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status();
+}
+
+TEST(FilterMemoryTest, FollowsTheOpenTables) {
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o;
+  o.create_if_missing = true;
+  o.disable_auto_compactions = true;
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  DB* d = db->get();
+  EXPECT_EQ(Prop(d, "siftdb.filter-memory"), 0u);
+
+  // Four tables over the same 2000 keys: four filters of about 2.5 KB.
+  uint64_t last = 0;
+  for (int t = 0; t < 4; t++) {
+    for (int i = 0; i < 2000; i++) {
+      ASSERT_TRUE(
+          d->Put(WriteOptions(), Key(i), absl::StrFormat("v%d", t)).ok());
+    }
+    ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+    ASSERT_NO_FATAL_FAILURE(TouchAllTables(d));
+    const uint64_t now = Prop(d, "siftdb.filter-memory");
+    EXPECT_EQ(now, TotalFilterBytes(LiveTables(d, path))) << "table " << t;
+    EXPECT_GT(now, last + 2000) << "table " << t;
+    EXPECT_GE(Prop(d, "siftdb.approximate-memory-usage"), now);
+    last = now;
+  }
+  // One table replaces the four: a quarter of the filter bytes.
+  ASSERT_TRUE(d->CompactRange(nullptr, nullptr).ok());
+  ASSERT_NO_FATAL_FAILURE(TouchAllTables(d));
+  const uint64_t compacted = Prop(d, "siftdb.filter-memory");
+  ASSERT_EQ(LiveTables(d, path).size(), 1u);
+  EXPECT_EQ(compacted, TotalFilterBytes(LiveTables(d, path)));
+  EXPECT_LT(compacted, last / 3);
+  EXPECT_GT(compacted, 0u);
+  std::string v;
+  EXPECT_TRUE(d->Get(ReadOptions(), Key(7), &v).ok());
+  EXPECT_EQ(v, "v3");
+}
+
+// The table cache holds max_open_files - 10 tables (at least 6), spread
+// over 16 shards of at least one table each: 16 tables open at most. Past
+// that, evicted tables close and their filters stop counting.
+TEST(FilterMemoryTest, BoundedByTheTableCache) {
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o;
+  o.create_if_missing = true;
+  o.disable_auto_compactions = true;
+  o.max_open_files = 16;
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  DB* d = db->get();
+  constexpr int kTables = 40;  // disjoint tables of 250 keys
+  for (int t = 0; t < kTables; t++) {
+    for (int i = 0; i < 250; i++) {
+      ASSERT_TRUE(d->Put(WriteOptions(), Key(t * 250 + i), "v").ok());
+    }
+    ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+  }
+  const std::vector<LiveTable> tables = LiveTables(d, path);
+  ASSERT_EQ(tables.size(), static_cast<size_t>(kTables));
+  size_t largest = 0;
+  for (const LiveTable& t : tables) largest = std::max(largest, t.filter_bytes);
+  ASSERT_GT(largest, 0u);
+  for (int t = 0; t < kTables; t++) {
+    std::string v;
+    ASSERT_TRUE(d->Get(ReadOptions(), Key(t * 250 + 3), &v).ok());
+    const uint64_t now = Prop(d, "siftdb.filter-memory");
+    EXPECT_GT(now, 0u);
+    EXPECT_LE(now, 16 * largest) << "after table " << t;
+  }
+  EXPECT_LT(Prop(d, "siftdb.filter-memory"), TotalFilterBytes(tables));
+}
+
+}  // namespace
+}  // namespace siftdb
