@@ -213,6 +213,11 @@ void siftdb_options_set_target_file_size_multiplier(siftdb_options_t* options,
   }
 }
 
+void siftdb_options_set_optimize_filters_for_hits(siftdb_options_t* options,
+                                                  uint8_t v) {
+  if (options != nullptr) options->rep.optimize_filters_for_hits = v != 0;
+}
+
 void siftdb_options_set_max_file_size(siftdb_options_t* options, size_t bytes) {
   if (options != nullptr) options->rep.max_file_size = bytes;
 }

@@ -138,6 +138,13 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         "max_bytes_for_level_multiplier = %g (must be in (1, 1000])",
         o.max_bytes_for_level_multiplier));
   }
+  if (o.optimize_filters_for_hits &&
+      o.remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
+    // Checked first, so a build without Redis says the same.
+    return BadOption(
+        "optimize_filters_for_hits = true with Options.remote_filter on "
+        "(the Redis mirror needs a filter in every table; turn one off)");
+  }
   if (o.remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
     absl::Status s = RemoteMirror::ValidateOptions(o.remote_filter);
     if (!s.ok()) return s;

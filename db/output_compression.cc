@@ -30,6 +30,11 @@ TableOptions OutputTableOptions(const TableOptions& base,
   TableOptions out = base;
   out.compression = OutputCompression(options, level, bottommost);
   out.compression_level = options.compression_opts.level;
+  // optimize_filters_for_hits: no filter at the bottom (a table without
+  // one answers "may match" for every key).
+  if (bottommost && options.optimize_filters_for_hits) {
+    out.filter_policy = nullptr;
+  }
   return out;
 }
 

@@ -4,7 +4,8 @@
 // Which compression a new table gets: Options::compression, overridden per
 // output level by compression_per_level and, for a compaction writing the
 // bottommost level, by bottommost_compression (RocksDB's rules; see
-// include/siftdb/options.h and docs/operations.md).
+// include/siftdb/options.h and docs/operations.md). Also whether it gets a
+// filter: none for a bottommost output under optimize_filters_for_hits.
 // Thread safety: pure functions.
 
 #ifndef SIFTDB_DB_OUTPUT_COMPRESSION_H_
@@ -24,7 +25,8 @@ CompressionType OutputCompression(const Options& options, int level,
                                   bool bottommost);
 
 // `base` with the compression (type and level) of a table written to
-// `level`.
+// `level`, and without a filter policy for a bottommost output under
+// Options::optimize_filters_for_hits.
 TableOptions OutputTableOptions(const TableOptions& base,
                                 const Options& options, int level,
                                 bool bottommost);

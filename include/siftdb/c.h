@@ -369,6 +369,10 @@ SIFTDB_EXPORT void siftdb_options_set_prefix_extractor(
 // 0: table filters hold prefixes only (with a prefix extractor).
 SIFTDB_EXPORT void siftdb_options_set_whole_key_filtering(
     siftdb_options_t* options, uint8_t v);
+// Nonzero: compaction outputs on the bottommost level get no filter
+// (Options::optimize_filters_for_hits; open refuses it with the mirror on).
+SIFTDB_EXPORT void siftdb_options_set_optimize_filters_for_hits(
+    siftdb_options_t* options, uint8_t v);
 // Level-1 table size and its growth per level (target_file_size_base,
 // target_file_size_multiplier).
 SIFTDB_EXPORT void siftdb_options_set_target_file_size_base(

@@ -198,6 +198,17 @@ struct SIFTDB_EXPORT Options {
   // then probes the filter with its key's prefix. Only meaningful with a
   // prefix_extractor (without one whole keys are always kept).
   bool whole_key_filtering = true;
+  // When true, a compaction whose output level is the bottommost one (no
+  // deeper level holds a table) writes its tables without a filter
+  // (RocksDB's option and name). The bottom level holds most of the keys,
+  // so most of the filter memory goes; a read of a key that is present
+  // gains nothing from a filter anyway, but a read of an absent key then
+  // reads a data block of each bottom table whose key range covers it.
+  // Flushes (level 0) and the other levels keep their filters, and a table
+  // moved down unchanged keeps its own. Default false. Refused (Open:
+  // InvalidArgument) with remote_filter on: the Redis mirror needs every
+  // table's filter.
+  bool optimize_filters_for_hits = false;
 
   // --- Compaction (leveled) ---
   // Target size of each table a compaction writes into level L >= 1:

@@ -145,6 +145,13 @@ static void TestOpenErrors(void) {
   CHECK(err != NULL && strstr(err, "siftdb_options_") == NULL);
   siftdb_free(err);
   err = NULL;
+  // No filter at the bottom and the mirror on: refused by the engine,
+  // naming the option (with or without Redis support).
+  siftdb_options_add_remote_filter_endpoint(options, "127.0.0.1:1");
+  siftdb_options_set_optimize_filters_for_hits(options, 1);
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "optimize_filters_for_hits");
+  CHECK(access(missing, F_OK) != 0);
   siftdb_options_destroy(options);
 
   // Defaults (NULL options) do not create a database.
@@ -192,6 +199,7 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_max_subcompactions(o, 2);
   siftdb_options_set_free_compaction_inputs_early(o, 1);
   siftdb_options_set_disable_auto_compactions(o, 0);
+  siftdb_options_set_optimize_filters_for_hits(o, 1);
   // The mirror's settings, with the mirror left off.
   siftdb_options_add_remote_filter_endpoint(o, "127.0.0.1:1");
   siftdb_options_clear_remote_filter_endpoints(o);

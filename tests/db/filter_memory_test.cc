@@ -1,15 +1,22 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Filter memory.
+// Filter memory and Options::optimize_filters_for_hits.
 // - siftdb.filter-memory equals the filter bytes of the tables open in the
 //   table cache: it grows with each flushed table, falls when a compaction
 //   replaces overlapping tables by one, stays within the table cache's
 //   capacity, and is part of siftdb.approximate-memory-usage.
+// - With optimize_filters_for_hits, a compaction writing the bottommost
+//   level writes tables without a filter, level-0 tables keep theirs, and
+//   every Get still agrees with a std::map model (present, deleted and
+//   absent keys), over a few seeds; without the option every table has a
+//   filter (the control).
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -18,9 +25,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "db/output_compression.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
 #include "siftdb/env.h"
+#include "siftdb/filter_policy.h"
 #include "table/table.h"
 #include "tests/support/temp_dir.h"
 #include "util/absl_compat.h"
@@ -160,6 +169,108 @@ TEST(FilterMemoryTest, BoundedByTheTableCache) {
     EXPECT_LE(now, 16 * largest) << "after table " << t;
   }
   EXPECT_LT(Prop(d, "siftdb.filter-memory"), TotalFilterBytes(tables));
+}
+
+TEST(OptimizeFiltersForHitsTest, RuleOfTheOutputOptions) {
+  TableOptions base;
+  base.filter_policy = NewBloomFilterPolicy(10);
+  Options o;
+  EXPECT_NE(OutputTableOptions(base, o, 3, true).filter_policy, nullptr);
+  o.optimize_filters_for_hits = true;
+  EXPECT_EQ(OutputTableOptions(base, o, 3, true).filter_policy, nullptr);
+  EXPECT_NE(OutputTableOptions(base, o, 3, false).filter_policy, nullptr);
+  EXPECT_NE(OutputTableOptions(base, o, 0, false).filter_policy, nullptr);
+}
+
+// Random puts and deletes against a std::map, flushed in small tables and
+// compacted to the bottom twice, more level-0 tables on top at the end.
+void RunModel(bool optimize, uint32_t seed) {
+  SCOPED_TRACE(absl::StrFormat("optimize %d seed %u", optimize, seed));
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o;
+  o.create_if_missing = true;
+  o.disable_auto_compactions = true;
+  o.write_buffer_size = 64 << 10;
+  o.max_file_size = 16 << 10;
+  o.optimize_filters_for_hits = optimize;
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  DB* d = db->get();
+  std::map<std::string, std::string> model;
+  std::mt19937 rng(seed);
+  constexpr int kKeys = 3000;  // even keys only: odd ones stay absent
+  auto write = [&](int ops) {
+    for (int n = 0; n < ops; n++) {
+      const std::string key = Key(2 * static_cast<int>(rng() % (kKeys / 2)));
+      if (rng() % 4 == 0) {
+        ASSERT_TRUE(d->Delete(WriteOptions(), key).ok());
+        model.erase(key);
+      } else {
+        const std::string v = absl::StrFormat("v%u-%d", seed, n);
+        ASSERT_TRUE(d->Put(WriteOptions(), key, v).ok());
+        model[key] = v;
+      }
+      if (n % 700 == 699) ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+    }
+    ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+  };
+  auto check = [&] {
+    for (int k = 0; k < kKeys + 10; k++) {
+      std::string v;
+      absl::Status s = d->Get(ReadOptions(), Key(k), &v);
+      auto it = model.find(Key(k));
+      if (it == model.end()) {
+        ASSERT_TRUE(absl::IsNotFound(s)) << Key(k) << ": " << s;
+      } else {
+        ASSERT_TRUE(s.ok()) << Key(k) << ": " << s;
+        ASSERT_EQ(v, it->second) << Key(k);
+      }
+      ASSERT_TRUE(absl::IsNotFound(d->Get(ReadOptions(), Key(k) + "x", &v)));
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(write(3000));
+  ASSERT_TRUE(d->CompactRange(nullptr, nullptr).ok());
+  ASSERT_NO_FATAL_FAILURE(write(2000));
+  ASSERT_TRUE(d->CompactRange(nullptr, nullptr).ok());
+  // Everything is at one level now, the bottommost, written by compaction.
+  std::vector<LiveTable> tables = LiveTables(d, path);
+  ASSERT_GT(tables.size(), 1u);
+  for (const LiveTable& t : tables) {
+    EXPECT_GE(t.level, 1);
+    EXPECT_EQ(t.filter_bytes == 0, optimize) << "level " << t.level;
+  }
+  ASSERT_NO_FATAL_FAILURE(check());
+  ASSERT_NO_FATAL_FAILURE(TouchAllTables(d));
+  EXPECT_EQ(Prop(d, "siftdb.filter-memory") == 0, optimize);
+  // Level-0 tables on top keep their filters.
+  ASSERT_NO_FATAL_FAILURE(write(1500));
+  tables = LiveTables(d, path);
+  int level0 = 0;
+  for (const LiveTable& t : tables) {
+    if (t.level != 0) continue;
+    level0++;
+    EXPECT_GT(t.filter_bytes, 0u);
+  }
+  EXPECT_GT(level0, 0);
+  ASSERT_NO_FATAL_FAILURE(check());
+  // And the answers survive a reopen.
+  db->reset();
+  db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  d = db->get();
+  ASSERT_NO_FATAL_FAILURE(check());
+}
+
+TEST(OptimizeFiltersForHitsTest, BottomTablesHaveNoFilterAndReadsAgree) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    ASSERT_NO_FATAL_FAILURE(RunModel(/*optimize=*/true, seed));
+  }
+}
+
+TEST(OptimizeFiltersForHitsTest, OffByDefaultEveryTableHasAFilter) {
+  EXPECT_FALSE(Options().optimize_filters_for_hits);
+  ASSERT_NO_FATAL_FAILURE(RunModel(/*optimize=*/false, 1));
 }
 
 }  // namespace

@@ -195,6 +195,23 @@ TEST(ErrorsOptions, MaxBytesForLevelMultiplierOutOfRange) {
       {"invalid option: max_bytes_for_level_multiplier", "(1, 1000]"});
 }
 
+// Refused in every build (checked before the mirror's own options), and
+// before a Redis server is contacted (the endpoint has none).
+TEST(ErrorsOptions, OptimizeFiltersForHitsWithRemoteFilter) {
+  ExpectRejected({[](Options* o) {
+                    o->optimize_filters_for_hits = true;
+                    o->remote_filter.mode = RemoteFilterOptions::Mode::kAsync;
+                    o->remote_filter.endpoints = {"127.0.0.1:1"};
+                    o->remote_filter.name = "catalogue";
+                  },
+                  [](Options* o) {
+                    o->optimize_filters_for_hits = true;
+                    o->remote_filter.mode = RemoteFilterOptions::Mode::kSync;
+                  }},
+                 {"invalid option: optimize_filters_for_hits = true",
+                  "Options.remote_filter"});
+}
+
 #if SIFTDB_WITH_REDIS
 TEST(ErrorsOptions, RemoteFilterInvalid) {
   auto mirror = [](Options* o) {
