@@ -87,6 +87,9 @@ struct EngineConfig {
   // Ribbon filters at bloom_bits bits/key-equivalent instead of Bloom
   // (siftdb and RocksDB; LevelDB has none and ignores it).
   bool use_ribbon_filter = false;
+  // Options::optimize_filters_for_hits (siftdb's and RocksDB's): no filter
+  // in compaction outputs on the bottommost level. LevelDB refuses it.
+  bool optimize_filters_for_hits = false;
   // Count the comparator's calls (LevelDB's --comparisons); engines that
   // cannot report Comparisons() ignore it.
   bool count_comparisons = false;

@@ -100,6 +100,11 @@ class LevelDBEngine final : public BenchEngine {
           "leveldb: --disable_wal is not supported (LevelDB always writes "
           "its log)");
     }
+    if (config.optimize_filters_for_hits) {
+      return absl::InvalidArgumentError(
+          "leveldb: --optimize_filters_for_hits is not supported (LevelDB "
+          "builds a filter for every table)");
+    }
     if (!config.bottommost_compression.empty()) {
       return absl::InvalidArgumentError(
           "leveldb: --bottommost_compression is not supported (LevelDB has "

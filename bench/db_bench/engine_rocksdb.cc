@@ -114,6 +114,7 @@ class RocksDBEngine final : public BenchEngine {
     options_.max_subcompactions = static_cast<uint32_t>(config.subcompactions);
     options_.disable_auto_compactions = config.disable_auto_compactions;
     disable_wal_ = config.disable_wal;
+    options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
     if (config.prefix_size > 0) {
       options_.prefix_extractor.reset(
           rocksdb::NewFixedPrefixTransform(config.prefix_size));

@@ -125,6 +125,7 @@ class SiftdbEngine final : public BenchEngine {
     }
     options_.compression_opts.level = config.compression_level;
     options_.filter_bits_per_key = config.bloom_bits;
+    options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
     if (config.use_ribbon_filter && config.bloom_bits > 0) {
       options_.filter_policy = NewRibbonFilterPolicy(config.bloom_bits);
     }

@@ -87,6 +87,10 @@ ABSL_FLAG(bool, use_direct_reads, false,
           "false only: siftdb reads through the page cache (no O_DIRECT)");
 ABSL_FLAG(bool, use_direct_io_for_flush_and_compaction, false,
           "false only: siftdb writes through the page cache (no O_DIRECT)");
+ABSL_FLAG(bool, optimize_filters_for_hits, false,
+          "Options::optimize_filters_for_hits: compaction outputs on the "
+          "bottommost level get no filter (less filter memory; reads of "
+          "absent keys read their blocks); LevelDB refuses it");
 ABSL_FLAG(bool, disable_auto_compactions, false,
           "Options::disable_auto_compactions: only explicit compactions "
           "(the compact benchmark) merge tables; LevelDB ignores it");
@@ -224,6 +228,8 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
   }
   c->engine.disable_auto_compactions =
       absl::GetFlag(FLAGS_disable_auto_compactions);
+  c->engine.optimize_filters_for_hits =
+      absl::GetFlag(FLAGS_optimize_filters_for_hits);
   return absl::OkStatus();
 }
 

@@ -107,6 +107,9 @@ std::string FormatHeader(const BenchConfig& config,
     out += absl::StrFormat(
         "Filter:     %g bits/key %s\n", e.bloom_bits,
         e.use_ribbon_filter ? "Ribbon (Bloom-equivalent)" : "Bloom");
+    if (e.optimize_filters_for_hits) {
+      out.insert(out.size() - 1, ", none on the bottommost level");
+    }
   } else {
     out += "Filter:     none\n";
   }

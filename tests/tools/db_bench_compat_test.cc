@@ -228,6 +228,25 @@ TEST_F(DbBenchCompatTest, DisableAutoCompactionsLeavesLevel0ToCompact) {
   EXPECT_THAT(after, Not(HasSubstr("\n  0 "))) << after;
 }
 
+// --optimize_filters_for_hits (RocksDB's flag, mapped): after compact every
+// table is on the bottommost level without a filter, so readmissing gets no
+// help from filters; without the flag the filters save most block reads.
+TEST_F(DbBenchCompatTest, OptimizeFiltersForHitsDropsBottomFilters) {
+  ToolResult r = Bench({"--num=5000", "--reads=1000",
+                        "--optimize_filters_for_hits",
+                        "--benchmarks=fillrandom,compact,readmissing"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Bloom, none on the bottommost level\n"));
+  EXPECT_THAT(LineOf(r.out, "readmissing"),
+              HasSubstr("; filters saved 0 block reads"));
+  r = Bench({"--num=5000", "--reads=1000",
+             "--benchmarks=fillrandom,compact,readmissing"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("none on the bottommost level")));
+  EXPECT_THAT(LineOf(r.out, "readmissing"),
+              Not(HasSubstr("; filters saved 0 block reads")));
+}
+
 // --prefix_size with --keys_per_prefix: seekrandom seeks to group
 // prefixes, half of them absent; the absent ones are rejected by the
 // prefix filters (no data block read for most).
