@@ -211,7 +211,9 @@ void RunModel(bool optimize, uint32_t seed) {
         ASSERT_TRUE(d->Put(WriteOptions(), key, v).ok());
         model[key] = v;
       }
-      if (n % 700 == 699) ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+      if (n % 700 == 699) {
+        ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+      }
     }
     ASSERT_TRUE(d->Flush(FlushOptions()).ok());
   };
