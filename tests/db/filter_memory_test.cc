@@ -192,7 +192,8 @@ void RunModel(bool optimize, uint32_t seed) {
   o.create_if_missing = true;
   o.disable_auto_compactions = true;
   o.write_buffer_size = 64 << 10;
-  o.max_file_size = 16 << 10;
+  o.max_file_size = 16 << 10;  // with 100-byte values: several tables
+  o.compression = kNoCompression;
   o.optimize_filters_for_hits = optimize;
   auto db = DB::Open(o, path);
   ASSERT_TRUE(db.ok()) << db.status();
@@ -207,7 +208,8 @@ void RunModel(bool optimize, uint32_t seed) {
         ASSERT_TRUE(d->Delete(WriteOptions(), key).ok());
         model.erase(key);
       } else {
-        const std::string v = absl::StrFormat("v%u-%d", seed, n);
+        const std::string v =
+            absl::StrFormat("v%u-%d-", seed, n) + std::string(100, 'v');
         ASSERT_TRUE(d->Put(WriteOptions(), key, v).ok());
         model[key] = v;
       }
