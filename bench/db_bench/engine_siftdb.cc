@@ -232,11 +232,12 @@ class SiftdbEngine final : public BenchEngine {
   std::optional<std::string> MemStatsText() override {
     std::optional<std::string> bytes =
         Property("siftdb.approximate-memory-usage");
-    if (!bytes.has_value()) return std::nullopt;
+    std::optional<std::string> filters = Property("siftdb.filter-memory");
+    if (!bytes.has_value() || !filters.has_value()) return std::nullopt;
     return absl::StrFormat(
-        "approximate memory usage: %s bytes (MemTables, their filters and "
-        "the block cache)",
-        *bytes);
+        "approximate memory usage: %s bytes (MemTables, their filters, the "
+        "block cache and the open tables' filters: %s bytes)",
+        *bytes, *filters);
   }
 
   std::optional<uint64_t> TakeComparisons() override {
