@@ -60,13 +60,13 @@ Options WithInfoLog(Options o, const std::string& dbname,
   return o;
 }
 
-absl::Status KeyTooLarge(std::string_view key) {
+}  // namespace
+
+absl::Status DBImpl::KeyTooLarge(std::string_view key) {
   return absl::InvalidArgumentError(absl::StrFormat(
       "key of %d bytes exceeds the limit of %d bytes (kMaxKeySize)", key.size(),
       kMaxKeySize));
 }
-
-}  // namespace
 
 DBImpl::DBImpl(const Options& options, const std::string& dbname,
                bool read_only)
@@ -410,22 +410,6 @@ absl::Status DBImpl::Get(const ReadOptions& options, std::string_view key,
   absl::Status s = GetFromState(options, state, key, value);
   ReleaseReadState(state);
   return s;
-}
-
-std::vector<absl::Status> DBImpl::MultiGet(
-    const ReadOptions& options, std::span<const std::string_view> keys,
-    std::vector<std::string>* values) {
-  std::vector<absl::Status> statuses(keys.size());
-  values->assign(keys.size(), std::string());
-  const ReadState state = AcquireReadState(options);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    statuses[i] = keys[i].size() > kMaxKeySize
-                      ? KeyTooLarge(keys[i])
-                      : GetFromState(options, state, keys[i], &(*values)[i]);
-    if (!statuses[i].ok()) (*values)[i].clear();
-  }
-  ReleaseReadState(state);
-  return statuses;
 }
 
 absl::Status DBImpl::GetFromState(const ReadOptions& options,

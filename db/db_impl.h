@@ -159,6 +159,14 @@ class DBImpl : public DB {
   // One key's lookup in what `state` references (no lock held).
   absl::Status GetFromState(const ReadOptions& options, const ReadState& state,
                             std::string_view key, std::string* value);
+  // MultiGet of two or more keys in what `state` references (no lock held;
+  // db_impl_multiget.cc). statuses and values are keys.size() long.
+  void MultiGetFromState(const ReadOptions& options, const ReadState& state,
+                         std::span<const std::string_view> keys,
+                         std::vector<std::string>* values,
+                         std::vector<absl::Status>* statuses);
+  // InvalidArgument for a key past kMaxKeySize, naming its size.
+  static absl::Status KeyTooLarge(std::string_view key);
   // KeyMayExist's answer from what `state` references (no lock held).
   bool KeyMayExistInState(const ReadState& state, std::string_view key,
                           std::string* value, bool* value_found);

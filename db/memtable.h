@@ -78,6 +78,11 @@ class MemTable {
   // False only when no entry for user_key was added before this call
   // (see filter/concurrent_bloom.h for the ordering this relies on).
   bool UserKeyMayMatch(std::string_view user_key) const;
+  // Starts loading the filter bits Get(key, ..., &user_key_hash) reads
+  // first, so a batch of lookups overlaps its cache misses.
+  void PrefetchFilter(uint64_t user_key_hash) const {
+    filter_.Prefetch(user_key_hash);
+  }
   // False only when no user key added before this call has `prefix` as
   // its prefix under the constructor's extractor (always true without
   // one).

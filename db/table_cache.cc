@@ -111,6 +111,10 @@ absl::Status TableCache::WithTable(uint64_t file_number, uint64_t file_size,
   return absl::OkStatus();
 }
 
+void TableCache::PrefetchTable(uint64_t file_number) {
+  cache_->Prefetch(CacheKey(file_number));
+}
+
 void TableCache::Evict(uint64_t file_number) {
   cache_->Erase(CacheKey(file_number));
 }

@@ -55,6 +55,19 @@ class TableCache {
   absl::Status WithTable(uint64_t file_number, uint64_t file_size,
                          absl::FunctionRef<void(const Table&)> fn);
 
+  // The open table (opened when needed), pinned until Unpin(handle): for
+  // a caller that works on several tables at once.
+  absl::StatusOr<ShardedCache::Handle*> Pin(uint64_t file_number,
+                                            uint64_t file_size) {
+    return FindTable(file_number, file_size);
+  }
+  // Starts loading the cache entry Pin(file_number, ...) reads first.
+  void PrefetchTable(uint64_t file_number);
+  const Table& TableOf(ShardedCache::Handle* handle) const {
+    return *static_cast<const Table*>(cache_->Value(handle));
+  }
+  void Unpin(ShardedCache::Handle* handle) { cache_->Release(handle); }
+
   // Drops the table from the cache (after it was deleted).
   void Evict(uint64_t file_number);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "absl/container/fixed_array.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "db/level_iterator.h"
@@ -67,6 +68,32 @@ struct Searcher {
   SearchState state = SearchState::kNotFound;
 };
 
+// The first entry at or after a lookup key in one table: decides the
+// search when it is for the searched user key.
+void NoteEntry(Searcher* searcher, std::string_view found_key,
+               std::string_view v) {
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(found_key, &parsed)) {
+    searcher->state = SearchState::kCorrupt;
+    return;
+  }
+  if (searcher->ucmp->Compare(parsed.user_key, searcher->user_key) != 0) {
+    return;  // the table holds no entry for the key
+  }
+  if (parsed.type == kTypeValue) {
+    searcher->state = SearchState::kFound;
+    searcher->value->assign(v.data(), v.size());
+  } else {
+    searcher->state = SearchState::kDeleted;
+  }
+}
+
+absl::Status MalformedEntryError(uint64_t file_number) {
+  return absl::DataLossError(absl::StrFormat(
+      "table %06d.sst: entry for a lookup has a malformed internal key",
+      file_number));
+}
+
 bool AfterFile(const Comparator* ucmp, const std::string_view* user_key,
                const FileMetaData* f) {
   return user_key != nullptr &&
@@ -90,20 +117,7 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
 
   Searcher searcher{ucmp, user_key, value};
   auto found = [&searcher](std::string_view found_key, std::string_view v) {
-    ParsedInternalKey parsed;
-    if (!ParseInternalKey(found_key, &parsed)) {
-      searcher.state = SearchState::kCorrupt;
-      return;
-    }
-    if (searcher.ucmp->Compare(parsed.user_key, searcher.user_key) != 0) {
-      return;  // the table holds no entry for the key
-    }
-    if (parsed.type == kTypeValue) {
-      searcher.state = SearchState::kFound;
-      searcher.value->assign(v.data(), v.size());
-    } else {
-      searcher.state = SearchState::kDeleted;
-    }
+    NoteEntry(&searcher, found_key, v);
   };
 
   // Returns true when the search is over (found, deleted or an error).
@@ -125,9 +139,7 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
                                user_key_hash, found);
     if (!status.ok()) return true;
     if (searcher.state == SearchState::kCorrupt) {
-      status = absl::DataLossError(absl::StrFormat(
-          "table %06d.sst: entry for a lookup has a malformed internal key",
-          f->number));
+      status = MalformedEntryError(f->number);
       return true;
     }
     return searcher.state != SearchState::kNotFound;
@@ -138,6 +150,158 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
   if (!status.ok()) return status;
   if (searcher.state == SearchState::kFound) return absl::OkStatus();
   return absl::NotFoundError("key not found");
+}
+
+void Version::MultiGet(const ReadOptions& options,
+                       std::span<MultiGetKey> keys) {
+  using State = MultiGetKey::State;
+  const Comparator* ucmp = icmp_->user_comparator();
+  std::vector<size_t> members;  // indexes into keys, grouped by table
+  std::vector<TableBatch> tables;
+  // Level 0: tables may overlap, so one at a time, newest first, with the
+  // keys still searching that fall in its range.
+  absl::InlinedVector<size_t, 16> level0(files_[0].size());
+  for (size_t i = 0; i < level0.size(); i++) level0[i] = i;
+  std::sort(level0.begin(), level0.end(), [this](size_t a, size_t b) {
+    return files_[0][a]->number > files_[0][b]->number;
+  });
+  for (size_t i : level0) {
+    FileMetaData* f = files_[0][i];
+    members.clear();
+    for (size_t k = 0; k < keys.size(); k++) {
+      const std::string_view user_key = keys[k].key->user_key();
+      if (keys[k].state == State::kSearching &&
+          !BeforeFile(ucmp, &user_key, f) && !AfterFile(ucmp, &user_key, f)) {
+        members.push_back(k);
+      }
+    }
+    if (members.empty()) continue;
+    const TableBatch batch{f, i, 0, members.size()};
+    MultiGetInTables(options, 0, std::span(&batch, 1), members, keys);
+  }
+  // Deeper levels: one sorted run each. The keys are sorted too, so each
+  // key's table is found from the previous key's onwards, and consecutive
+  // keys in one table form one batch.
+  for (int level = 1; level < kNumLevels; level++) {
+    const std::vector<FileMetaData*>& files = files_[level];
+    if (files.empty()) continue;
+    members.clear();
+    tables.clear();
+    auto first = files.begin();
+    for (size_t k = 0; k < keys.size(); k++) {
+      if (keys[k].state != State::kSearching) continue;
+      const std::string_view ikey = keys[k].key->internal_key();
+      first = std::partition_point(first, files.end(), [&](FileMetaData* f) {
+        return icmp_->Compare(f->largest, ikey) < 0;
+      });
+      if (first == files.end()) break;  // this key and the rest: past the end
+      const std::string_view user_key = keys[k].key->user_key();
+      if (BeforeFile(ucmp, &user_key, *first)) continue;
+      const size_t index = static_cast<size_t>(first - files.begin());
+      if (tables.empty() || tables.back().index != index) {
+        tables.push_back(TableBatch{*first, index, members.size(), 0});
+      }
+      members.push_back(k);
+      tables.back().end = members.size();
+    }
+    if (!tables.empty()) {
+      MultiGetInTables(options, level, tables, members, keys);
+    }
+  }
+}
+
+void Version::MultiGetInTables(const ReadOptions& options, int level,
+                               std::span<const TableBatch> tables,
+                               std::span<const size_t> members,
+                               std::span<MultiGetKey> keys) {
+  using State = MultiGetKey::State;
+  absl::InlinedVector<Table::GetRequest, 32> requests(members.size());
+  absl::InlinedVector<Searcher, 32> searchers;
+  searchers.reserve(members.size());
+  for (const TableBatch& t : tables) {
+    for (size_t m = t.begin; m < t.end; m++) {
+      MultiGetKey& key = keys[members[m]];
+      if (key.first_level < 0) {
+        key.first_level = level;
+        key.first_index = t.index;
+      } else if (!key.charged) {
+        ChargeSeek(key.first_level, key.first_index);
+        key.charged = true;
+      }
+      requests[m].internal_key = key.key->internal_key();
+      requests[m].user_key_hash = key.user_key_hash;
+      searchers.push_back(
+          Searcher{icmp_->user_comparator(), key.key->user_key(), key.value});
+    }
+  }
+  absl::InlinedVector<ShardedCache::Handle*, 16> handles(tables.size(),
+                                                         nullptr);
+  for (const TableBatch& batch : tables) {
+    table_cache_->PrefetchTable(batch.file->number);
+  }
+  for (size_t t = 0; t < tables.size(); t++) {
+    const TableBatch& batch = tables[t];
+    auto handle = table_cache_->Pin(batch.file->number, batch.file->file_size);
+    if (!handle.ok()) {
+      for (size_t m = batch.begin; m < batch.end; m++) {
+        requests[m].status = handle.status();
+      }
+      continue;
+    }
+    handles[t] = *handle;
+    const Table& table = table_cache_->TableOf(*handle);
+    for (size_t m = batch.begin; m < batch.end; m++) {
+      if (requests[m].user_key_hash != nullptr) {
+        table.PrefetchFilter(*requests[m].user_key_hash);
+      }
+    }
+  }
+  {
+    absl::FixedArray<Table::MultiGetBlocks, 8> blocks(tables.size());
+    auto requests_of = [&](const TableBatch& batch) {
+      return std::span(requests).subspan(batch.begin, batch.end - batch.begin);
+    };
+    for (size_t t = 0; t < tables.size(); t++) {
+      if (handles[t] == nullptr) continue;
+      table_cache_->TableOf(handles[t])
+          .MultiGetLocate(requests_of(tables[t]), &blocks[t]);
+    }
+    for (size_t t = 0; t < tables.size(); t++) {
+      if (handles[t] == nullptr) continue;
+      table_cache_->TableOf(handles[t])
+          .MultiGetPin(options, requests_of(tables[t]), &blocks[t]);
+    }
+    for (size_t t = 0; t < tables.size(); t++) {
+      if (handles[t] == nullptr) continue;
+      const TableBatch& batch = tables[t];
+      table_cache_->TableOf(handles[t])
+          .MultiGetFinish(
+              requests_of(batch), blocks[t],
+              [&](size_t j, std::string_view found_key, std::string_view v) {
+                NoteEntry(&searchers[batch.begin + j], found_key, v);
+              });
+    }
+  }  // the blocks go before their tables
+  for (ShardedCache::Handle* handle : handles) {
+    if (handle != nullptr) table_cache_->Unpin(handle);
+  }
+  for (const TableBatch& batch : tables) {
+    for (size_t m = batch.begin; m < batch.end; m++) {
+      MultiGetKey& key = keys[members[m]];
+      absl::Status status = std::move(requests[m].status);
+      if (status.ok() && searchers[m].state == SearchState::kCorrupt) {
+        status = MalformedEntryError(batch.file->number);
+      }
+      if (!status.ok()) {
+        key.state = State::kFailed;
+        key.status = std::move(status);
+      } else if (searchers[m].state == SearchState::kFound) {
+        key.state = State::kFound;
+      } else if (searchers[m].state == SearchState::kDeleted) {
+        key.state = State::kDeleted;
+      }
+    }
+  }
 }
 
 bool Version::KeyMayExist(const LookupKey& k, const uint64_t* user_key_hash) {

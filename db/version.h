@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,29 @@ class Version {
   // every table), or null.
   absl::Status Get(const ReadOptions& options, const LookupKey& key,
                    const uint64_t* user_key_hash, std::string* value);
+
+  // One key of a MultiGet: the lookup (in) and its answer (out).
+  struct MultiGetKey {
+    enum class State { kSearching, kFound, kDeleted, kFailed };
+    const LookupKey* key = nullptr;
+    const uint64_t* user_key_hash = nullptr;  // as for Get
+    std::string* value = nullptr;             // set when kFound
+    State state = State::kSearching;
+    absl::Status status;  // why, when kFailed
+    // The first table consulted and whether it was charged a seek (as Get
+    // charges them).
+    int first_level = -1;
+    size_t first_index = 0;
+    bool charged = false;
+  };
+
+  // Get for many keys. REQUIRES: keys sorted by user key, ascending (equal
+  // keys allowed), all of one sequence. Reads each level once for the whole
+  // batch: the level-0 tables newest first, then each deeper level, where
+  // consecutive keys that fall in the same table are looked up together
+  // (Table::MultiGet). Leaves each key kFound, kDeleted, kFailed, or
+  // kSearching when no table holds it.
+  void MultiGet(const ReadOptions& options, std::span<MultiGetKey> keys);
 
   // False only when no table that could hold key.user_key() has it in its
   // filter: the level-0 tables whose range holds the key (newest first),
@@ -110,6 +134,21 @@ class Version {
   void ForEachTableHoldingKey(
       const LookupKey& k,
       absl::FunctionRef<bool(FileMetaData* f, int level, size_t index)> fn);
+  // Keys of a MultiGet that one table may hold: members[begin, end).
+  struct TableBatch {
+    FileMetaData* file;
+    size_t index;  // the table's position in its level
+    size_t begin, end;
+  };
+  // Looks up each batch's keys (members holds indexes into keys, each
+  // batch's ascending) in its table at `level`, charging seeks as Get does.
+  // The tables hold disjoint keys, so their lookups run in phases across
+  // all of them: filter lines loaded, then blocks pinned and loaded, then
+  // blocks searched, so the memory misses of the whole batch overlap.
+  void MultiGetInTables(const ReadOptions& options, int level,
+                        std::span<const TableBatch> tables,
+                        std::span<const size_t> members,
+                        std::span<MultiGetKey> keys);
   // False only when no table of `level` holds an entry at or after the
   // internal key target whose user key has `prefix` (target's own prefix
   // under extractor).

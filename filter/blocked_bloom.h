@@ -162,6 +162,15 @@ class ParsedBlockedBloom {
     return probe_(block, static_cast<uint32_t>(hash), k_);
   }
 
+  // Starts loading the 64-byte block HashMayMatch(hash) reads, so that a
+  // batch of lookups overlaps its cache misses. No effect on answers.
+  void Prefetch(uint64_t hash) const {
+    if (bits_ == nullptr) return;
+    __builtin_prefetch(bits_ +
+                       size_t{BlockedBloomBlockIndex(hash, num_blocks_)} *
+                           kBlockBytes);
+  }
+
  private:
   const uint8_t* bits_ = nullptr;  // null: always may match
   BlockedProbeFn probe_ = nullptr;

@@ -41,6 +41,12 @@ void ConcurrentBloom::Add(uint64_t hash) {
   }
 }
 
+void ConcurrentBloom::Prefetch(uint64_t hash) const {
+  if (num_blocks_ != 0) {
+    __builtin_prefetch(&blocks_[BlockedBloomBlockIndex(hash, num_blocks_)]);
+  }
+}
+
 bool ConcurrentBloom::MayMatch(uint64_t hash) const {
   if (num_blocks_ == 0) return true;
   const Block& block = blocks_[BlockedBloomBlockIndex(hash, num_blocks_)];

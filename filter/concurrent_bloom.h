@@ -55,6 +55,10 @@ class ConcurrentBloom {
   // above).
   bool MayMatch(uint64_t hash) const;
 
+  // Starts loading the block MayMatch(hash) reads (a batch of lookups
+  // overlaps its cache misses). No effect on answers.
+  void Prefetch(uint64_t hash) const;
+
   // Bytes of the bit array (0 when disabled).
   size_t MemoryUsage() const;
 

@@ -57,6 +57,12 @@ class FilterReader {
     return true;
   }
 
+  // Starts loading what HashMayMatch(hash) will read (blocked filters
+  // only; a no-op otherwise). Lets a batch overlap its cache misses.
+  void Prefetch(uint64_t hash) const {
+    if (mode_ == Mode::kBlocked) blocked_.Prefetch(hash);
+  }
+
   bool KeyMayMatch(std::string_view key) const {
     return HashMayMatch(HashKey(key));
   }

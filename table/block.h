@@ -48,6 +48,13 @@ class Block {
   uint32_t num_restarts() const { return num_restarts_; }
   std::string_view data() const { return contents_.data(); }
 
+  // Starts loading the whole block into the CPU cache (a hint; no effect
+  // on answers), so that a batch of lookups overlaps its memory misses.
+  void Prefetch() const {
+    const char* p = contents_.data().data();
+    for (size_t i = 0; i < contents_.size; i += 64) __builtin_prefetch(p + i);
+  }
+
   // An iterator over the entries, ordered by `comparator` (which must be the
   // order they were added in). `file_name` names the file in error messages
   // and must outlive the iterator, as must this block.

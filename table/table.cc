@@ -19,10 +19,6 @@ void DeleteCachedBlock(std::string_view /*key*/, void* value) {
   delete static_cast<Block*>(value);
 }
 
-void Record(Statistics* stats, Ticker t, uint64_t n = 1) {
-  if (stats != nullptr) stats->Record(t, n);
-}
-
 // DataLoss naming the file and the offset when the footer's index handle,
 // the end of the data blocks or the filter handle disagree with the sizes
 // the properties record (siftdb.index.size, siftdb.data.size,

@@ -24,9 +24,12 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -75,6 +78,54 @@ class Table {
       const ReadOptions& options, std::string_view internal_key,
       const uint64_t* user_key_hash,
       absl::FunctionRef<void(std::string_view, std::string_view)> found) const;
+
+  // One key of a MultiGet (below).
+  struct GetRequest {
+    std::string_view internal_key;
+    const uint64_t* user_key_hash = nullptr;  // as for InternalGet
+    absl::Status status;  // out: OK, or why this key's blocks failed
+    // Set by MultiGetLocate: the data block that may hold the key (an
+    // index into the batch's blocks), or one of:
+    static constexpr int kRuledOut = -1;       // by the filter, or a bad key
+    static constexpr int kPastLastBlock = -2;  // past the table's last key
+    int block = kRuledOut;
+  };
+  class MultiGetBlocks;
+
+  // InternalGet for many keys at once. REQUIRES: requests sorted by
+  // internal key, ascending (equal keys allowed). Probes the filter for
+  // every key first, with their filter lines loaded together, then reads
+  // each data block once for all the keys that land in it, and calls
+  // found(i, key, value) as InternalGet calls found for requests[i]. An
+  // error reading a block is set on the requests that needed it; the
+  // others go on. Statistics as InternalGet records them, per key.
+  void MultiGet(const ReadOptions& options, std::span<GetRequest> requests,
+                absl::FunctionRef<void(size_t i, std::string_view key,
+                                       std::string_view value)>
+                    found) const;
+  // MultiGet in three steps, so that a caller batching over several tables
+  // can take each step for all of them before the next, overlapping the
+  // memory misses of the whole batch: Locate probes the filters and finds
+  // each key's data block in the index (starting to load its block-cache
+  // entry); Pin pins the blocks (starting to load their bytes); Finish
+  // searches them. The same requests and *blocks throughout, unchanged in
+  // between.
+  void MultiGetLocate(std::span<GetRequest> requests,
+                      MultiGetBlocks* blocks) const;
+  void MultiGetPin(const ReadOptions& options, std::span<GetRequest> requests,
+                   MultiGetBlocks* blocks) const;
+  void MultiGetFinish(std::span<GetRequest> requests,
+                      const MultiGetBlocks& blocks,
+                      absl::FunctionRef<void(size_t i, std::string_view key,
+                                             std::string_view value)>
+                          found) const;
+  // Starts loading the filter line a probe with user_key_hash would read,
+  // when the table's filter takes the caller's hashes (else nothing).
+  void PrefetchFilter(uint64_t user_key_hash) const {
+    if (filter_whole_keys_ && hash_compatible_) {
+      filter_reader_.Prefetch(user_key_hash);
+    }
+  }
 
   // The filter alone: false only when user_key is certainly absent. True
   // when the table has no filter or one no known policy can read. A
@@ -134,6 +185,11 @@ class Table {
   // destruction) or owned.
   struct PinnedBlock {
     PinnedBlock() = default;
+    PinnedBlock(PinnedBlock&& other) noexcept
+        : block(other.block),
+          cache(other.cache),
+          cache_handle(std::exchange(other.cache_handle, nullptr)),
+          owned(std::move(other.owned)) {}
     PinnedBlock(const PinnedBlock&) = delete;
     PinnedBlock& operator=(const PinnedBlock&) = delete;
     ~PinnedBlock();
@@ -148,6 +204,10 @@ class Table {
                             std::string_view index_value,
                             const RandomAccessFile& file,
                             PinnedBlock* pinned) const;
+
+  // Starts loading the block cache's entry for the data block named by
+  // index_value (no effect without a cache or on a malformed handle).
+  void PrefetchCachedBlock(std::string_view index_value) const;
 
   struct AlignedDelete {
     void operator()(char* p) const {
@@ -187,6 +247,22 @@ class Table {
   // Whether the filter holds prefixes of TableOptions::prefix_extractor
   // (the table records that extractor's name).
   bool filter_prefixes_usable_ = false;
+};
+
+// The data blocks of one Table::MultiGet batch, pinned by MultiGetPin
+// (released on destruction). Not copyable.
+class Table::MultiGetBlocks {
+ public:
+  MultiGetBlocks() = default;
+  MultiGetBlocks(const MultiGetBlocks&) = delete;
+  MultiGetBlocks& operator=(const MultiGetBlocks&) = delete;
+
+ private:
+  friend class Table;
+  // Per block: its handle in the index (pointing into the index block),
+  // then, once pinned, the block (null when it could not be read).
+  absl::InlinedVector<std::string_view, 4> index_values_;
+  absl::InlinedVector<PinnedBlock, 4> pinned_;
 };
 
 }  // namespace siftdb

@@ -41,6 +41,9 @@ class ShardedCache {
                          Deleter deleter) = 0;
   // A handle to the entry for key, or nullptr.
   virtual Handle* Lookup(std::string_view key) = 0;
+  // Starts loading what Lookup(key) will read first into the CPU cache (a
+  // hint: no effect on contents), so a batch of lookups overlaps its misses.
+  virtual void Prefetch(std::string_view key) { (void)key; }
   virtual void Release(Handle* handle) = 0;
   // REQUIRES: handle not yet released.
   virtual void* Value(Handle* handle) = 0;

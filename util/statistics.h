@@ -63,6 +63,11 @@ class Statistics {
       counters_{};
 };
 
+// stats->Record(t, n) when stats is non-null (most Options leave it null).
+inline void Record(Statistics* stats, Ticker t, uint64_t n = 1) {
+  if (stats != nullptr) stats->Record(t, n);
+}
+
 }  // namespace siftdb
 
 #endif  // SIFTDB_UTIL_STATISTICS_H_

@@ -1,0 +1,152 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Table::MultiGet: point lookups of a sorted batch of keys in one table,
+// in three steps that each start the memory loads the next one needs:
+// Locate probes every key's filter (the caller prefetched the filter
+// lines) and walks the surviving keys in order through the index, where
+// consecutive keys that land in the same data block share one index
+// search, and starts loading each block's cache entry; Pin pins the blocks
+// and starts loading their bytes; Finish searches them.
+
+#include "absl/strings/str_format.h"
+#include "table/table.h"
+#include "util/coding.h"
+#include "util/statistics.h"
+
+namespace siftdb {
+
+void Table::MultiGet(
+    const ReadOptions& options, std::span<GetRequest> requests,
+    absl::FunctionRef<void(size_t, std::string_view, std::string_view)> found)
+    const {
+  for (const GetRequest& r : requests) {
+    if (r.user_key_hash != nullptr) PrefetchFilter(*r.user_key_hash);
+  }
+  MultiGetBlocks blocks;
+  MultiGetLocate(requests, &blocks);
+  MultiGetPin(options, requests, &blocks);
+  MultiGetFinish(requests, blocks, found);
+}
+
+void Table::MultiGetLocate(std::span<GetRequest> requests,
+                           MultiGetBlocks* blocks) const {
+  const bool filtered = !filter_policy_name_.empty();
+  // The separator of the last block found: a later (larger) key at or
+  // below it lands in the same block, since every earlier separator is
+  // below the key that found this one.
+  std::string separator;
+  bool have_separator = false;
+  bool past_last_block = false;
+  for (GetRequest& request : requests) {
+    request.block = GetRequest::kRuledOut;
+    const std::string_view internal_key = request.internal_key;
+    if (internal_key.size() < kInternalKeyTrailerSize) {
+      request.status = absl::InvalidArgumentError(absl::StrFormat(
+          "%s: MultiGet with a %d-byte key (not an internal key)", file_name_,
+          internal_key.size()));
+      continue;
+    }
+    if (filtered) {
+      Record(options_.statistics, Ticker::kFilterChecks);
+      if (!UserKeyMayMatch(ExtractUserKey(internal_key),
+                           request.user_key_hash)) {
+        Record(options_.statistics, Ticker::kFilterNegatives);
+        continue;
+      }
+      Record(options_.statistics, Ticker::kFilterPositives);
+    }
+    request.block = GetRequest::kPastLastBlock;
+    if (past_last_block) continue;
+    if (have_separator && comparator_.Compare(internal_key, separator) <= 0) {
+      request.block = static_cast<int>(blocks->index_values_.size()) - 1;
+      continue;
+    }
+    std::string_view index_value;  // points into index_block_
+    bool in_index = false;
+    absl::Status s =
+        index_block_->Seek(&comparator_, file_name_, internal_key,
+                           [&](std::string_view key, std::string_view value) {
+                             separator.assign(key.data(), key.size());
+                             index_value = value;
+                             in_index = true;
+                           });
+    have_separator = false;
+    if (!s.ok()) {
+      request.status = std::move(s);
+      continue;
+    }
+    if (!in_index) {
+      past_last_block = true;  // this key and every later one
+      continue;
+    }
+    PrefetchCachedBlock(index_value);
+    blocks->index_values_.push_back(index_value);
+    have_separator = true;
+    request.block = static_cast<int>(blocks->index_values_.size()) - 1;
+  }
+}
+
+void Table::PrefetchCachedBlock(std::string_view index_value) const {
+  ShardedCache* const cache = options_.block_cache;
+  BlockHandle handle;
+  if (cache == nullptr || !handle.DecodeFrom(&index_value)) return;
+  char cache_key[16];
+  EncodeFixed64(cache_key, cache_id_);
+  EncodeFixed64(cache_key + 8, handle.offset());
+  cache->Prefetch(std::string_view(cache_key, sizeof(cache_key)));
+}
+
+void Table::MultiGetPin(const ReadOptions& options,
+                        std::span<GetRequest> requests,
+                        MultiGetBlocks* blocks) const {
+  blocks->pinned_.resize(blocks->index_values_.size());
+  for (size_t b = 0; b < blocks->index_values_.size(); b++) {
+    PinnedBlock& pinned = blocks->pinned_[b];
+    absl::Status s =
+        PinDataBlock(options, blocks->index_values_[b], *file_, &pinned);
+    if (s.ok()) {
+      pinned.block->Prefetch();
+      continue;
+    }
+    pinned.block = nullptr;
+    for (GetRequest& request : requests) {
+      if (request.block == static_cast<int>(b)) request.status = s;
+    }
+  }
+}
+
+void Table::MultiGetFinish(
+    std::span<GetRequest> requests, const MultiGetBlocks& blocks,
+    absl::FunctionRef<void(size_t, std::string_view, std::string_view)> found)
+    const {
+  const bool filtered = !filter_policy_name_.empty();
+  for (size_t i = 0; i < requests.size(); i++) {
+    GetRequest& request = requests[i];
+    if (!request.status.ok() || request.block == GetRequest::kRuledOut) {
+      continue;
+    }
+    bool same_user_key = false;
+    if (request.block >= 0) {
+      const std::string_view user_key = ExtractUserKey(request.internal_key);
+      absl::Status s = blocks.pinned_[request.block].block->Seek(
+          &comparator_, file_name_, request.internal_key,
+          [&](std::string_view key, std::string_view value) {
+            same_user_key = key.size() >= kInternalKeyTrailerSize &&
+                            comparator_.user_comparator()->Compare(
+                                ExtractUserKey(key), user_key) == 0;
+            found(i, key, value);
+          });
+      if (!s.ok()) {
+        request.status = std::move(s);
+        continue;
+      }
+    }
+    // A key the filter passed but no entry matched: a false positive.
+    if (filtered && !same_user_key) {
+      Record(options_.statistics, Ticker::kFilterFalsePositives);
+    }
+  }
+}
+
+}  // namespace siftdb
