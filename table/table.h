@@ -92,24 +92,16 @@ class Table {
   };
   class MultiGetBlocks;
 
-  // InternalGet for many keys at once. REQUIRES: requests sorted by
-  // internal key, ascending (equal keys allowed). Probes the filter for
-  // every key first, with their filter lines loaded together, then reads
-  // each data block once for all the keys that land in it, and calls
-  // found(i, key, value) as InternalGet calls found for requests[i]. An
-  // error reading a block is set on the requests that needed it; the
-  // others go on. Statistics as InternalGet records them, per key.
-  void MultiGet(const ReadOptions& options, std::span<GetRequest> requests,
-                absl::FunctionRef<void(size_t i, std::string_view key,
-                                       std::string_view value)>
-                    found) const;
-  // MultiGet in three steps, so that a caller batching over several tables
-  // can take each step for all of them before the next, overlapping the
-  // memory misses of the whole batch: Locate probes the filters and finds
-  // each key's data block in the index (starting to load its block-cache
-  // entry); Pin pins the blocks (starting to load their bytes); Finish
-  // searches them. The same requests and *blocks throughout, unchanged in
-  // between.
+  // InternalGet for many keys, in three steps, so that a caller batching
+  // over several tables can take each step for all of them before the next,
+  // overlapping the memory misses of the whole batch. REQUIRES: requests
+  // sorted by internal key, ascending (equal keys allowed). Locate probes the
+  // filters and finds each key's data block in the index (starting to load its
+  // block-cache entry); Pin pins the blocks (starting to load their bytes);
+  // Finish searches them, calling found(i, key, value) as InternalGet calls
+  // found for requests[i]. An error reading a block is set on the requests that
+  // needed it; the others go on. Statistics as InternalGet records them,
+  // per key. The same requests and *blocks throughout, unchanged between.
   void MultiGetLocate(std::span<GetRequest> requests,
                       MultiGetBlocks* blocks) const;
   void MultiGetPin(const ReadOptions& options, std::span<GetRequest> requests,

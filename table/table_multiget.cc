@@ -1,8 +1,9 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Table::MultiGet: point lookups of a sorted batch of keys in one table,
-// in three steps that each start the memory loads the next one needs:
+// Table::MultiGetLocate, MultiGetPin and MultiGetFinish: point lookups of a
+// sorted batch of keys in one table, in three steps that each start the
+// memory loads the next one needs:
 // Locate probes every key's filter (the caller prefetched the filter
 // lines) and walks the surviving keys in order through the index, where
 // consecutive keys that land in the same data block share one index
@@ -15,19 +16,6 @@
 #include "util/statistics.h"
 
 namespace siftdb {
-
-void Table::MultiGet(
-    const ReadOptions& options, std::span<GetRequest> requests,
-    absl::FunctionRef<void(size_t, std::string_view, std::string_view)> found)
-    const {
-  for (const GetRequest& r : requests) {
-    if (r.user_key_hash != nullptr) PrefetchFilter(*r.user_key_hash);
-  }
-  MultiGetBlocks blocks;
-  MultiGetLocate(requests, &blocks);
-  MultiGetPin(options, requests, &blocks);
-  MultiGetFinish(requests, blocks, found);
-}
 
 void Table::MultiGetLocate(std::span<GetRequest> requests,
                            MultiGetBlocks* blocks) const {
