@@ -284,6 +284,65 @@ TEST_F(CacheTest, EveryEntryIsDeletedExactlyOnce) {
   for (int v = 0; v < inserted; v++) ASSERT_EQ(1, seen[v]) << "value " << v;
 }
 
+// Keys are held inline up to 16 bytes and on the heap beyond: lengths 0,
+// 1, 15, 16, 17 and long ones are found, told apart (one a prefix of the
+// next), evicted and erased, and the deleter gets each key's exact bytes.
+TEST_F(CacheTest, KeysOfEveryLengthAroundTheInlineLimit) {
+  std::vector<std::string> keys;
+  for (size_t len : {0, 1, 15, 16, 17, 64, 1000}) {
+    keys.push_back(std::string(len, 'k'));
+    // Same length, differing only in the last byte.
+    if (len > 0) keys.push_back(std::string(len - 1, 'k') + '\xff');
+  }
+  for (size_t i = 0; i < keys.size(); i++) {
+    cache_->Prefetch(keys[i]);  // absent: a hint, no effect
+    cache_->Release(cache_->Insert(keys[i], V(i), 1, RecordDeletion));
+  }
+  for (size_t i = 0; i < keys.size(); i++) {
+    cache_->Prefetch(keys[i]);
+    ShardedCache::Handle* h = cache_->Lookup(keys[i]);
+    ASSERT_NE(nullptr, h) << keys[i].size();
+    EXPECT_EQ(static_cast<intptr_t>(i), I(cache_->Value(h)));
+    cache_->Release(h);
+  }
+  EXPECT_EQ(0u, Deletions());
+  // Replacing an entry hands the old one's exact key to the deleter.
+  cache_->Release(cache_->Insert(keys[5], V(100), 1, RecordDeletion));
+  ASSERT_EQ(1u, Deletions());
+  EXPECT_EQ(keys[5], DeletionsCopy()[0].first);
+  EXPECT_EQ(5, DeletionsCopy()[0].second);
+  // Erase, then eviction of everything else by a flood of new keys.
+  cache_->Erase(keys.back());
+  EXPECT_EQ(nullptr, cache_->Lookup(keys.back()));
+  for (int i = 0; i < static_cast<int>(kCapacity) * 4; i++) {
+    Insert(100000 + i, 100000 + i);
+  }
+  for (const std::string& key : keys) {
+    EXPECT_EQ(nullptr, cache_->Lookup(key)) << key.size();
+  }
+  std::map<std::string, intptr_t> deleted_keys;
+  for (const auto& [key, value] : DeletionsCopy()) {
+    if (value < 100000) deleted_keys[key] = value;
+  }
+  ASSERT_EQ(keys.size(), deleted_keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    ASSERT_EQ(1u, deleted_keys.count(keys[i])) << keys[i].size();
+    EXPECT_EQ(i == 5 ? 100 : static_cast<intptr_t>(i), deleted_keys[keys[i]]);
+  }
+}
+
+// Prefetch changes nothing: no entry appears, none moves in the LRU order.
+TEST_F(CacheTest, PrefetchIsOnlyAHint) {
+  Insert(1, 101);
+  Insert(2, 102);
+  for (int k = 0; k < 100; k++) cache_->Prefetch(Key(k));
+  EXPECT_EQ(-1, Lookup(3));
+  EXPECT_EQ(2u, cache_->TotalCharge());
+  EXPECT_EQ(101, Lookup(1));
+  EXPECT_EQ(102, Lookup(2));
+  EXPECT_EQ(0u, Deletions());
+}
+
 TEST_F(CacheTest, ConcurrentUseFromFourThreads) {
   constexpr int kThreads = 4;
   constexpr int kOps = 20000;
@@ -301,6 +360,7 @@ TEST_F(CacheTest, ConcurrentUseFromFourThreads) {
           const int v = next_value.fetch_add(1) * 1000 + key;
           Insert(key, v, 1 + rnd.Uniform(10));
         } else if (op < 9) {
+          cache_->Prefetch(Key(key));  // a hint racing with the writers
           ShardedCache::Handle* h = cache_->Lookup(Key(key));
           if (h != nullptr) {
             if (I(cache_->Value(h)) % 1000 != key) bad++;
