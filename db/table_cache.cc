@@ -26,7 +26,7 @@ void DeleteTable(std::string_view key, void* value) {
   delete cached;
 }
 
-Table* TableOf(ShardedCache* cache, ShardedCache::Handle* handle) {
+Table* TableIn(ShardedCache* cache, ShardedCache::Handle* handle) {
   return static_cast<CachedTable*>(cache->Value(handle))->table.get();
 }
 
@@ -80,7 +80,7 @@ std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
   if (table_out != nullptr) *table_out = nullptr;
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return NewErrorIterator(handle.status());
-  Table* table = TableOf(cache_.get(), *handle);
+  Table* table = TableIn(cache_.get(), *handle);
   if (table_out != nullptr) *table_out = table;
   std::unique_ptr<Iterator> iter = table->NewIterator(options);
   ShardedCache* cache = cache_.get();
@@ -95,7 +95,7 @@ absl::Status TableCache::Get(
     absl::FunctionRef<void(std::string_view, std::string_view)> found) {
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return handle.status();
-  Table* table = TableOf(cache_.get(), *handle);
+  Table* table = TableIn(cache_.get(), *handle);
   absl::Status s =
       table->InternalGet(options, internal_key, user_key_hash, found);
   cache_->Release(*handle);
@@ -106,9 +106,13 @@ absl::Status TableCache::WithTable(uint64_t file_number, uint64_t file_size,
                                    absl::FunctionRef<void(const Table&)> fn) {
   auto handle = FindTable(file_number, file_size);
   if (!handle.ok()) return handle.status();
-  fn(*TableOf(cache_.get(), *handle));
+  fn(*TableIn(cache_.get(), *handle));
   cache_->Release(*handle);
   return absl::OkStatus();
+}
+
+const Table& TableCache::TableOf(ShardedCache::Handle* handle) const {
+  return *TableIn(cache_.get(), handle);
 }
 
 void TableCache::PrefetchTable(uint64_t file_number) {

@@ -63,9 +63,7 @@ class TableCache {
   }
   // Starts loading the cache entry Pin(file_number, ...) reads first.
   void PrefetchTable(uint64_t file_number);
-  const Table& TableOf(ShardedCache::Handle* handle) const {
-    return *static_cast<const Table*>(cache_->Value(handle));
-  }
+  const Table& TableOf(ShardedCache::Handle* handle) const;
   void Unpin(ShardedCache::Handle* handle) { cache_->Release(handle); }
 
   // Drops the table from the cache (after it was deleted).
