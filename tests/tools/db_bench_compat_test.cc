@@ -232,9 +232,9 @@ TEST_F(DbBenchCompatTest, DisableAutoCompactionsLeavesLevel0ToCompact) {
 // table is on the bottommost level without a filter, so readmissing gets no
 // help from filters; without the flag the filters save most block reads.
 TEST_F(DbBenchCompatTest, OptimizeFiltersForHitsDropsBottomFilters) {
-  ToolResult r = Bench({"--num=5000", "--reads=1000",
-                        "--optimize_filters_for_hits",
-                        "--benchmarks=fillrandom,compact,readmissing"});
+  ToolResult r =
+      Bench({"--num=5000", "--reads=1000", "--optimize_filters_for_hits",
+             "--benchmarks=fillrandom,compact,readmissing"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Bloom, none on the bottommost level\n"));
   EXPECT_THAT(LineOf(r.out, "readmissing"),
