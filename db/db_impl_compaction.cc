@@ -473,7 +473,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
   // versions of a user key must stay in one table of a level. Otherwise a
   // later compaction could take the table holding the newer versions down a
   // level without its neighbour, and reads would find the older versions
-  // first (a table may grow past max_file_size when snapshots keep many
+  // first (a table may grow past its target size when snapshots keep many
   // versions of one key).
   bool cut_pending = false;
   while (input->Valid()) {
