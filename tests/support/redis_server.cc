@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -212,7 +214,12 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
     if (made == nullptr) {
       return absl::InternalError("mkdtemp failed for " + tmpl);
     }
-    int port = options.port != 0 ? options.port : PickFreePort();
+    // A cluster node also listens on port + 10000 (its bus), so redis-server
+    // refuses ports above 55535; pick one whose bus port is free too.
+    const bool cluster =
+        std::find(options.extra_args.begin(), options.extra_args.end(),
+                  "--cluster-enabled") != options.extra_args.end();
+    int port = options.port != 0 ? options.port : PickFreePort(cluster);
     if (port <= 0) return absl::InternalError("no free port");
     std::unique_ptr<RedisServer> server(
         new RedisServer(options, port, made, /*owns_dir=*/true));
