@@ -350,6 +350,8 @@ class DBImpl : public DB {
   uint64_t imm_logfile_number_ ABSL_GUARDED_BY(mutex_) = 0;
   // The Redis mirror of the filters; null when Options.remote_filter is off.
   std::unique_ptr<RemoteMirror> mirror_;
+  // Recover created the DB (NewDB): no earlier process of it existed.
+  bool created_db_ = false;
   std::unique_ptr<log::Writer> log_;
 
   std::deque<Writer*> writers_ ABSL_GUARDED_BY(mutex_);

@@ -173,6 +173,7 @@ void DBImpl::RemoveObsoleteFiles() {
       case FileType::kCurrentFile:
       case FileType::kDBLockFile:
       case FileType::kInfoLogFile:
+      case FileType::kMirrorHistoryFile:
         keep = true;
         break;
     }

@@ -212,8 +212,9 @@ absl::StatusOr<std::unique_ptr<DB>> DB::Open(const Options& options,
     if (s.ok()) impl->RemoveObsoleteFiles();
     if (s.ok() &&
         impl->options_.remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
-      auto mirror = RemoteMirror::Create(
-          impl->options_, dbname, impl->table_cache_.get(), &impl->stats_);
+      auto mirror =
+          RemoteMirror::Create(impl->options_, dbname, impl->table_cache_.get(),
+                               &impl->stats_, impl->created_db_);
       if (mirror.ok()) {
         impl->mirror_ = std::move(*mirror);
         impl->mirror_->Start(impl->LiveTablesForMirror(),
@@ -333,6 +334,7 @@ absl::Status DBImpl::Recover(VersionEdit* edit, bool* save_manifest) {
     if (!s.ok()) return s;
     s = NewDB();
     if (!s.ok()) return s;
+    created_db_ = true;
   } else if (options_.error_if_exists) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: database exists (error_if_exists is true)", dbname_));

@@ -49,6 +49,14 @@ std::string CurrentFileName(const std::string& dbname) {
   return dbname + "/CURRENT";
 }
 
+std::string MirrorHistoryFileName(const std::string& dbname) {
+  return dbname + "/MIRROR-HISTORY";
+}
+
+std::string MirrorHistoryTempFileName(const std::string& dbname) {
+  return dbname + "/MIRROR-HISTORY.dbtmp";
+}
+
 std::string LockFileName(const std::string& dbname) { return dbname + "/LOCK"; }
 
 std::string TempFileName(const std::string& dbname, uint64_t number) {
@@ -96,6 +104,11 @@ bool ParseFileName(std::string_view name, uint64_t* number, FileType* type) {
   if (name == "CURRENT") {
     *number = 0;
     *type = FileType::kCurrentFile;
+    return true;
+  }
+  if (name == "MIRROR-HISTORY" || name == "MIRROR-HISTORY.dbtmp") {
+    *number = 0;
+    *type = FileType::kMirrorHistoryFile;
     return true;
   }
   if (name == "LOCK") {

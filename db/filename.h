@@ -34,6 +34,7 @@ enum class FileType {
   kCurrentFile,
   kTempFile,
   kInfoLogFile,
+  kMirrorHistoryFile,  // MIRROR-HISTORY and its temp file
 };
 
 std::string LogFileName(const std::string& dbname, uint64_t number);
@@ -43,6 +44,10 @@ std::string CurrentFileName(const std::string& dbname);
 std::string LockFileName(const std::string& dbname);
 std::string TempFileName(const std::string& dbname, uint64_t number);
 std::string InfoLogFileName(const std::string& dbname);
+// The Redis mirror's record of its last lease (db/mirror/mirror_history.h),
+// and the temp file it is written through.
+std::string MirrorHistoryFileName(const std::string& dbname);
+std::string MirrorHistoryTempFileName(const std::string& dbname);
 std::string OldInfoLogFileName(const std::string& dbname);
 // A LOG rotated at `micros` (wall clock): "<dbname>/LOG.old.<micros>".
 std::string OldInfoLogFileName(const std::string& dbname, uint64_t micros);

@@ -56,9 +56,11 @@ class RemoteMirror {
   // first bad field; OK otherwise. r.mode must not be kOff.
   static absl::Status ValidateOptions(const RemoteFilterOptions& r);
 
+  // db_created: this open created the DB, so no earlier process of it can
+  // hold a lease (otherwise MIRROR-HISTORY says where one may live).
   static absl::StatusOr<std::unique_ptr<RemoteMirror>> Create(
       const Options& options, const std::string& dbname,
-      TableCache* table_cache, Statistics* statistics);
+      TableCache* table_cache, Statistics* statistics, bool db_created);
 
   RemoteMirror() = default;
   RemoteMirror(const RemoteMirror&) = delete;

@@ -20,6 +20,50 @@ namespace siftdb {
 
 namespace {
 
+void LogTo(const Options& options, const std::string& message) {
+  if (options.info_log != nullptr) {
+    options.info_log->Log("remote filter mirror: " + message);
+  }
+}
+
+// An earlier process of this DB (it existed before this open) may still
+// hold a lease, on whatever server it last reached, until open time +
+// lease_ttl_ms. MIRROR-HISTORY says on which history it was confirmed;
+// without a settled record of this mirror name the first acquisition holds
+// acknowledgements whatever server it lands on. Returns the record read
+// (nullopt: none usable, so the mirror thread rewrites it).
+std::optional<MirrorHistory> PriorLease(const Options& options,
+                                        const std::string& dbname,
+                                        RedisMirrorWriterOptions* w) {
+  const RemoteFilterOptions& r = options.remote_filter;
+  w->prior_lease_bound_ms = MirrorSteadyMs() + r.lease_ttl_ms;
+  w->prior_uncertain = true;
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  absl::StatusOr<MirrorHistory> h = ReadMirrorHistory(env, dbname);
+  std::string why;
+  if (!h.ok()) {
+    why = absl::IsNotFound(h.status())
+              ? "no MIRROR-HISTORY (first open with the mirror, a checkpoint, "
+                "or a DB last opened by an older siftdb)"
+              : h.status().ToString();
+  } else if (h->mirror_name != r.name) {
+    why = "MIRROR-HISTORY names another mirror (\"" + h->mirror_name + "\")";
+  } else {
+    w->prior_replid = h->replid;
+    w->prior_uncertain = !h->settled;
+    if (!h->settled) {
+      why = "the previous open's last lease acquisition was unsettled";
+    }
+  }
+  if (!why.empty() && r.mode == RemoteFilterOptions::Mode::kSync) {
+    LogTo(options, why +
+                       ": sync writes are held until every lease of an earlier "
+                       "process has lapsed, unless the history is confirmed");
+  }
+  if (!h.ok()) return std::nullopt;
+  return *h;
+}
+
 absl::Status BadOption(const std::string& what) {
   return absl::InvalidArgumentError("invalid option: Options.remote_filter." +
                                     what);
@@ -100,8 +144,7 @@ absl::Status RemoteMirror::ValidateOptions(const RemoteFilterOptions& r) {
 
 absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
     const Options& options, const std::string& dbname, TableCache* table_cache,
-    Statistics* statistics) {
-  (void)dbname;
+    Statistics* statistics, bool db_created) {
   (void)statistics;
   const RemoteFilterOptions& r = options.remote_filter;
   absl::Status s = ValidateOptions(r);
@@ -124,6 +167,11 @@ absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
       r.mode == RemoteFilterOptions::Mode::kSync ? r.wait_replicas : 0;
   w.wait_timeout_ms = r.wait_timeout_ms;
 
+  std::optional<MirrorHistory> history;
+  if (!db_created) {
+    history = PriorLease(options, dbname, &w);
+  }
+
   LiveFilterOptions live;
   live.initial_capacity = std::clamp<uint64_t>(options.write_buffer_size / 128,
                                                1024, uint64_t{1} << 22);
@@ -134,15 +182,18 @@ absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
   if (options.prefix_extractor != nullptr) {
     live.prefix_extractor = options.prefix_extractor->Name();
   }
-  return std::unique_ptr<RemoteMirror>(
-      new RemoteMirrorImpl(options, table_cache, std::move(w), live));
+  return std::unique_ptr<RemoteMirror>(new RemoteMirrorImpl(
+      options, dbname, table_cache, std::move(w), live, std::move(history)));
 }
 
 RemoteMirrorImpl::RemoteMirrorImpl(const Options& options,
+                                   const std::string& dbname,
                                    TableCache* table_cache,
                                    RedisMirrorWriterOptions writer_options,
-                                   LiveFilterOptions live_options)
+                                   LiveFilterOptions live_options,
+                                   std::optional<MirrorHistory> history_on_disk)
     : options_(options),
+      dbname_(dbname),
       mode_(options.remote_filter.mode),
       table_cache_(table_cache),
       live_options_(live_options),
@@ -152,7 +203,8 @@ RemoteMirrorImpl::RemoteMirrorImpl(const Options& options,
               ? std::clamp<int64_t>(options.remote_filter.async_max_lag_ms / 10,
                                     0, 10)
               : 0),
-      writer_(std::make_unique<RedisMirrorWriter>(std::move(writer_options))) {
+      writer_(std::make_unique<RedisMirrorWriter>(std::move(writer_options))),
+      history_on_disk_(std::move(history_on_disk)) {
   // A previous process of this DB may hold a lease over a manifest that
   // lacks our writes: until our own lease is taken, it may live this long.
   MutexLock l(&mu_);
@@ -207,15 +259,19 @@ void RemoteMirrorImpl::WaitUntilRecoveredDataIsCovered() {
   if (mode_ != RemoteFilterOptions::Mode::kSync) return;
   MutexLock l(&mu_);
   // trusted_ turns true only after a republication that listed the Start
-  // tables; lease_bound_ms_ started at creation + lease_ttl_ms.
-  while (!stop_ && !trusted_) {
+  // tables; lease_bound_ms_ started at creation + lease_ttl_ms. A lease
+  // taken on another history than the previous process's holds as writes
+  // do (ack_hold_ms_): readers of the old one may still trust its lease.
+  while (!stop_) {
     const int64_t now = MirrorSteadyMs();
+    if (trusted_ && now >= ack_hold_ms_) break;
     if (now >= lease_bound_ms_) {
       waits_lapsed_++;
       break;
     }
-    done_cv_.WaitFor(&mu_, std::chrono::milliseconds(std::clamp<int64_t>(
-                               lease_bound_ms_ - now, 1, 1000)));
+    const int64_t until = trusted_ ? ack_hold_ms_ : lease_bound_ms_;
+    done_cv_.WaitFor(&mu_, std::chrono::milliseconds(
+                               std::clamp<int64_t>(until - now, 1, 1000)));
   }
 }
 
@@ -312,9 +368,7 @@ std::string RemoteMirrorImpl::DebugString() {
 }
 
 void RemoteMirrorImpl::Log(const std::string& message) {
-  if (options_.info_log != nullptr) {
-    options_.info_log->Log("remote filter mirror: " + message);
-  }
+  LogTo(options_, message);
 }
 
 }  // namespace siftdb

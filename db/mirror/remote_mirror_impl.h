@@ -48,7 +48,12 @@
 //    once rather than after its TTL.
 //  * Before the first lease is taken, lease_bound_ms_ is creation time +
 //    lease_ttl_ms: a previous process of this DB may still hold a lease over
-//    a manifest that lacks this process's writes.
+//    a manifest that lacks this process's writes. Where that lease lived is
+//    in MIRROR-HISTORY (mirror_history.h): unless the DB was created by
+//    this open, the first acquisition holds acknowledgements (and the open)
+//    until that bound when the record is missing, unsettled, or names
+//    another history than the one the lease lands on. The record is made
+//    unsettled, durably, before every acquisition.
 //
 // Thread safety: the RemoteMirror methods may be called from any thread;
 // mu_ guards the queue and what writers wait on; everything else belongs
@@ -67,6 +72,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "db/mirror/mirror_history.h"
 #include "db/remote_mirror.h"
 #include "redis/mirror/redis_mirror_live_filter.h"
 #include "redis/mirror/redis_mirror_writer.h"
@@ -77,9 +83,13 @@ namespace siftdb {
 
 class RemoteMirrorImpl final : public RemoteMirror {
  public:
-  RemoteMirrorImpl(const Options& options, TableCache* table_cache,
+  // history_on_disk: the MIRROR-HISTORY record as read at open (nullopt:
+  // none, or unreadable).
+  RemoteMirrorImpl(const Options& options, const std::string& dbname,
+                   TableCache* table_cache,
                    RedisMirrorWriterOptions writer_options,
-                   LiveFilterOptions live_options);
+                   LiveFilterOptions live_options,
+                   std::optional<MirrorHistory> history_on_disk);
   ~RemoteMirrorImpl() override;
 
   void Start(std::vector<MirrorTable> tables, uint64_t memtable_id) override;
@@ -137,11 +147,18 @@ class RemoteMirrorImpl final : public RemoteMirror {
       const std::vector<MirrorTable>& tables);
   std::vector<MirrorLiveEntry> LiveListing() const;
   void SetApplied(SequenceNumber seq, bool failed, const absl::Status& why);
+  // Brings MIRROR-HISTORY up to date with the writer: before a lease
+  // acquisition (before_acquire) an unsettled record, which must be durable
+  // before the acquisition is sent (an error here stops the republication);
+  // otherwise settled once the lease is confirmed and no hold is pending.
+  // Writes only when the record changes.
+  absl::Status RecordHistory(bool before_acquire);
   void Log(const std::string& message);
   // Logs, once, that the writer was fenced by a later engine open.
   void NoteFenced();
 
   const Options options_;  // copy; info_log / comparator not owned
+  const std::string dbname_;
   const RemoteFilterOptions::Mode mode_;
   TableCache* const table_cache_;
   const LiveFilterOptions live_options_;
@@ -182,6 +199,9 @@ class RemoteMirrorImpl final : public RemoteMirror {
 
   // --- Mirror thread only ---
   std::unique_ptr<RedisMirrorWriter> writer_;
+  // Mirror thread only: MIRROR-HISTORY as last written or read (nullopt:
+  // unknown, so the next RecordHistory writes).
+  std::optional<MirrorHistory> history_on_disk_;
   std::map<uint64_t, std::unique_ptr<LiveFilter>> lives_;
   std::map<uint64_t, LiveFilter::Delta> deltas_;  // changes not yet sent
   std::vector<MirrorTable> tables_;  // the table set last staged/published

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "db/filename.h"
 #include "db/mirror/remote_mirror_impl.h"
 #include "db/table_cache.h"
 #include "table/format.h"
@@ -90,10 +92,39 @@ void RemoteMirrorImpl::ThreadMain() {
         Log(absl::StrFormat("publication failed (retry in %d ms): %s",
                             backoff_ms_, s.ToString()));
       }
-      continue;
+      if (!s.ok()) continue;
+    } else {
+      RunTrusted();
     }
-    RunTrusted();
+    if (writer_->trusted()) {
+      // Settled once the hold (if any) has lapsed; failing only delays it.
+      absl::Status h = RecordHistory(/*before_acquire=*/false);
+      if (!h.ok()) Log("recording the lease history: " + h.ToString());
+    }
   }
+}
+
+absl::Status RemoteMirrorImpl::RecordHistory(bool before_acquire) {
+  MirrorHistory want;
+  want.mirror_name = options_.remote_filter.name;
+  want.replid = writer_->lease_replid();
+  want.settled = !before_acquire && writer_->trusted() &&
+                 !writer_->acquire_uncertain() &&
+                 MirrorSteadyMs() >= writer_->ack_hold_ms();
+  if (history_on_disk_.has_value() && *history_on_disk_ == want) {
+    return absl::OkStatus();
+  }
+  Env* env = options_.env != nullptr ? options_.env : Env::Default();
+  absl::Status s = WriteMirrorHistory(env, dbname_, want);
+  if (!s.ok()) {
+    history_on_disk_.reset();  // old or new: unknown, so written again
+    return absl::Status(
+        s.code(),
+        absl::StrCat("recording the lease history in ",
+                     MirrorHistoryFileName(dbname_), ": ", s.message()));
+  }
+  history_on_disk_ = std::move(want);
+  return absl::OkStatus();
 }
 
 void RemoteMirrorImpl::NoteFenced() {
@@ -359,6 +390,9 @@ absl::Status RemoteMirrorImpl::Republish() {
               absl::StrFormat("table %06d is no longer live", e.id));
         });
   }
+  // The acquisition may land on a history no record names: say so on disk
+  // first, so that a crash after it leaves the next open holding.
+  if (s.ok()) s = RecordHistory(/*before_acquire=*/true);
   if (!s.ok()) {
     SetApplied(0, true, s);
     return s;

@@ -20,7 +20,7 @@ absl::Status RemoteMirror::ValidateOptions(const RemoteFilterOptions& r) {
 
 absl::StatusOr<std::unique_ptr<RemoteMirror>> RemoteMirror::Create(
     const Options& options, const std::string& dbname, TableCache* table_cache,
-    Statistics* statistics) {
+    Statistics* statistics, bool db_created) {
   return ValidateOptions(options.remote_filter);
 }
 

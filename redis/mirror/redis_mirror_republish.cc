@@ -338,6 +338,7 @@ absl::Status RedisMirrorWriter::FinishRepublish(
   acquire_uncertain_ = false;
   if (prior_bound > 0 && (prior_uncertain || prior_replid != c->replid)) {
     ack_hold_ms_ = std::max(ack_hold_ms_, prior_bound);
+    ack_holds_++;
   }
   replid_ = c->replid;
   lease_reconnects_ = conn_->reconnects();

@@ -72,7 +72,13 @@ RedisMirrorWriter::RedisMirrorWriter(RedisMirrorWriterOptions options)
                                                   : options_.writer_token),
       token_base_(std::random_device{}() * uint64_t{0x100000001} ^
                   static_cast<uint64_t>(MirrorUnixMs())),
-      staged_(std::make_unique<Staged>()) {}
+      staged_(std::make_unique<Staged>()) {
+  if (options_.prior_lease_bound_ms > 0) {
+    lease_bound_ms_ = options_.prior_lease_bound_ms;
+    replid_ = options_.prior_replid;
+    acquire_uncertain_ = options_.prior_uncertain || replid_.empty();
+  }
+}
 
 RedisMirrorWriter::~RedisMirrorWriter() = default;
 
@@ -632,8 +638,8 @@ std::string RedisMirrorWriter::DebugString() const {
   const int64_t now = MirrorSteadyMs();
   return absl::StrFormat(
       "redis=%s trusted=%s%s writer=%s replid=%s generation=%s version=%d "
-      "tables=%d memtables=%d lease_left_ms=%d ack_hold_ms=%d retired=%d "
-      "round_trips=%d",
+      "tables=%d memtables=%d lease_left_ms=%d ack_hold_ms=%d ack_holds=%d "
+      "retired=%d round_trips=%d",
       conn_ != nullptr ? conn_->Describe(keys_.prefix())
       : options_.connect.endpoints.empty()
           ? std::string("?")
@@ -643,7 +649,7 @@ std::string RedisMirrorWriter::DebugString() const {
       published_.generation.empty() ? "-" : published_.generation,
       published_.version, published_.immutables.size(), published_.lives.size(),
       lease_bound_ms_ > now ? lease_bound_ms_ - now : 0,
-      ack_hold_ms_ > now ? ack_hold_ms_ - now : 0, retired_.size(),
+      ack_hold_ms_ > now ? ack_hold_ms_ - now : 0, ack_holds_, retired_.size(),
       round_trips());
 }
 

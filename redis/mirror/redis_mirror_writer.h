@@ -80,6 +80,16 @@ struct RedisMirrorWriterOptions {
   int64_t wait_timeout_ms = 1000;
   // The fencing token of this engine open (NewWriterToken() when empty).
   std::string writer_token;
+  // What an earlier process of the same engine may have left: a lease that
+  // lapses by prior_lease_bound_ms (steady ms; 0: no earlier process) on
+  // the history prior_replid ("": unknown), whose acquisition was not
+  // confirmed or whose acknowledgement hold was pending when
+  // prior_uncertain. The first acquisition then holds acknowledgements as
+  // after a failover in this process (see ack_hold_ms()) unless it lands on
+  // prior_replid and !prior_uncertain.
+  int64_t prior_lease_bound_ms = 0;
+  std::string prior_replid;
+  bool prior_uncertain = false;
 };
 
 // An immutable filter to upload: its entry, bytes and key count.
@@ -179,6 +189,10 @@ class RedisMirrorWriter {
   // readers trust it over filters that lack every write acknowledged from
   // the new server. It is the bound of every lease sent before the new one.
   int64_t ack_hold_ms() const { return ack_hold_ms_; }
+  // The master_replid of the last confirmed lease (prior_replid before the
+  // first), and whether an acquisition since then is unconfirmed.
+  const std::string& lease_replid() const { return replid_; }
+  bool acquire_uncertain() const { return acquire_uncertain_; }
   // Steady ms when the lease should be renewed next.
   int64_t renewal_due_ms() const;
   // Steady ms when the next retired filter may be deleted (INT64_MAX: none).
@@ -302,6 +316,7 @@ class RedisMirrorWriter {
   const uint64_t token_base_;
   int64_t lease_bound_ms_ = 0;
   int64_t ack_hold_ms_ = 0;  // see ack_hold_ms()
+  int64_t ack_holds_ = 0;    // how many acquisitions set a hold
   // A lease acquisition was sent and not confirmed since the last good one:
   // it may have landed on a server (a history) we do not know.
   bool acquire_uncertain_ = false;
