@@ -237,6 +237,25 @@ void siftdb_options_set_level0_stop_writes_trigger(siftdb_options_t* options,
   if (options != nullptr) options->rep.level0_stop_writes_trigger = n;
 }
 
+void siftdb_options_set_soft_pending_compaction_bytes_limit(
+    siftdb_options_t* options, uint64_t bytes) {
+  if (options != nullptr) {
+    options->rep.soft_pending_compaction_bytes_limit = bytes;
+  }
+}
+
+void siftdb_options_set_hard_pending_compaction_bytes_limit(
+    siftdb_options_t* options, uint64_t bytes) {
+  if (options != nullptr) {
+    options->rep.hard_pending_compaction_bytes_limit = bytes;
+  }
+}
+
+void siftdb_options_set_delayed_write_rate(siftdb_options_t* options,
+                                           uint64_t bytes_per_second) {
+  if (options != nullptr) options->rep.delayed_write_rate = bytes_per_second;
+}
+
 void siftdb_options_set_max_bytes_for_level_base(siftdb_options_t* options,
                                                  uint64_t bytes) {
   if (options != nullptr) options->rep.max_bytes_for_level_base = bytes;

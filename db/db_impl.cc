@@ -208,6 +208,8 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
       mutex_.Lock();
     }
     stats_.Record(Ticker::kBytesWritten, WriteBatchInternal::ByteSize(group));
+    write_controller_.Charge(env_->NowMicros(),
+                             WriteBatchInternal::ByteSize(group));
     if (log_error) {
       // The log may now end in a partial record, and the group's fate after
       // a crash is unknown: stop accepting writes.
@@ -264,32 +266,38 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer, bool* sync) {
   return result;
 }
 
+namespace {
+
+bool IsLevel0(const WritePressure& p) {
+  return p.cause != nullptr && std::string_view(p.cause) == "level0";
+}
+
+}  // namespace
+
 absl::Status DBImpl::MakeRoomForWrite(bool force) {
   mutex_.AssertHeld();
   bool allow_delay = !force;
   bool waited = false;  // a stall under way ends at a write that never waits
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
-    // Without automatic compactions nothing would ever lower level 0: its
-    // triggers do not apply.
-    const int level0 =
-        options_.disable_auto_compactions ? 0 : versions_->NumLevelFiles(0);
-    if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
-      // Near the stop trigger: yield 1 ms to the compaction once per write
-      // rather than stopping for seconds later.
+    write_controller_.SetPressure(CurrentWritePressure());
+    const uint64_t delay =
+        allow_delay ? write_controller_.DelayMicros(env_->NowMicros()) : 0;
+    if (delay > 0) {
+      // Compaction is behind: writes go at the controller's rate, which
+      // falls as the debt nears a hard limit (db/write_controller.h).
+      const bool l0 = IsLevel0(write_controller_.pressure());
       NoteWriteStall(
-          "level0-slowdown",
-          absl::StrFormat("%d level-0 files, slowdown trigger %d", level0,
-                          options_.level0_slowdown_writes_trigger));
+          l0 ? "level0-slowdown" : "pending-compaction-bytes-slowdown",
+          [&] { return DescribeWritePressure(true); });
       waited = true;
       mutex_.Unlock();
       const uint64_t start = env_->NowMicros();
-      env_->SleepForMicroseconds(1000);
+      env_->SleepForMicroseconds(static_cast<int64_t>(delay));
       const uint64_t end = env_->NowMicros();
       mutex_.Lock();
       stall_micros_ += end - start;
       stall_last_micros_ = end;
-      allow_delay = false;
     } else if (!force &&
                (mem_->NumEntries() == 0 ||
                 mem_->ApproximateMemoryUsage() <= options_.write_buffer_size)) {
@@ -300,20 +308,20 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
       return absl::OkStatus();
     } else if (imm_ != nullptr) {
       // The previous MemTable is still being flushed.
-      NoteWriteStall("memtable-full",
-                     absl::StrFormat("MemTable full at %d bytes, the previous "
-                                     "one still flushing",
-                                     mem_->ApproximateMemoryUsage()));
+      NoteWriteStall("memtable-full", [&] {
+        return absl::StrFormat(
+            "MemTable full at %d bytes, the previous one still flushing",
+            mem_->ApproximateMemoryUsage());
+      });
       waited = true;
       const uint64_t start = env_->NowMicros();
       background_done_cv_.Wait(&mutex_);
       stall_last_micros_ = env_->NowMicros();
       stall_micros_ += stall_last_micros_ - start;
-    } else if (level0 >= options_.level0_stop_writes_trigger) {
-      NoteWriteStall(
-          "level0-stop",
-          absl::StrFormat("%d level-0 files, stop trigger %d", level0,
-                          options_.level0_stop_writes_trigger));
+    } else if (write_controller_.stopped()) {
+      const bool l0 = IsLevel0(write_controller_.pressure());
+      NoteWriteStall(l0 ? "level0-stop" : "pending-compaction-bytes-stop",
+                     [&] { return DescribeWritePressure(false); });
       waited = true;
       const uint64_t start = env_->NowMicros();
       background_work_cv_.Signal();
@@ -331,6 +339,38 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
       force = false;
     }
   }
+}
+
+std::string DBImpl::DescribeWritePressure(bool delayed) {
+  mutex_.AssertHeld();
+  std::string debt = absl::StrFormat(
+      "%d level-0 files (slowdown %d, stop %d), %d pending compaction bytes "
+      "(soft %d, hard %d)",
+      versions_->NumLevelFiles(0), options_.level0_slowdown_writes_trigger,
+      options_.level0_stop_writes_trigger,
+      versions_->current()->pending_compaction_bytes(),
+      options_.soft_pending_compaction_bytes_limit,
+      options_.hard_pending_compaction_bytes_limit);
+  if (!delayed) return debt;
+  return absl::StrFormat("%s; writes at %d bytes/s", debt,
+                         write_controller_.rate());
+}
+
+WritePressure DBImpl::CurrentWritePressure() {
+  mutex_.AssertHeld();
+  // Without automatic compactions nothing would ever lower the debt: the
+  // limits do not apply.
+  if (options_.disable_auto_compactions) return WritePressure();
+  const int level0 = versions_->NumLevelFiles(0);
+  return Stronger(
+      PressureOf(static_cast<uint64_t>(level0),
+                 static_cast<uint64_t>(options_.level0_slowdown_writes_trigger),
+                 static_cast<uint64_t>(options_.level0_stop_writes_trigger),
+                 "level0"),
+      PressureOf(versions_->current()->pending_compaction_bytes(),
+                 options_.soft_pending_compaction_bytes_limit,
+                 options_.hard_pending_compaction_bytes_limit,
+                 "pending-compaction-bytes"));
 }
 
 absl::Status DBImpl::SwitchMemTable(bool forced) {

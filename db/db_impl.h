@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "db/compaction.h"
 #include "db/memtable.h"
@@ -38,6 +39,7 @@
 #include "db/snapshot.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
+#include "db/write_controller.h"
 #include "siftdb/db.h"
 #include "table/internal_key.h"
 #include "table/table_options.h"
@@ -246,19 +248,23 @@ class DBImpl : public DB {
   void LogCompactionStart(int job, const char* reason, const Compaction& c,
                           size_t parts) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A writer is about to wait for `cause` ("memtable-full",
-  // "level0-slowdown", "level0-stop"): logs the start of a stall unless
-  // one with that cause is under way. The waiting code sets
-  // stall_last_micros_ when the wait ends.
-  void NoteWriteStall(const char* cause, const std::string& detail)
+  // "level0-slowdown", "level0-stop", "pending-compaction-bytes-slowdown",
+  // "pending-compaction-bytes-stop"): logs the start of a stall, with
+  // detail(), unless one with that cause is under way (detail is then not
+  // called). The waiting code sets stall_last_micros_ when the wait ends.
+  void NoteWriteStall(const char* cause,
+                      absl::FunctionRef<std::string()> detail)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The compaction debt against Options' soft and hard limits.
+  WritePressure CurrentWritePressure() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // For the LOG: the debt and its limits (and, delayed, the write rate).
+  std::string DescribeWritePressure(bool delayed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Logs the end of the stall under way, if any: a write went through
   // without waiting, or the DB closes.
   void EndWriteStall() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // --- Properties (db_impl_properties.cc) ---
-  // "siftdb.estimate-pending-compaction-bytes".
-  uint64_t EstimatePendingCompactionBytes() const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // "siftdb.estimate-num-keys"; opens tables as needed, without the mutex.
   uint64_t EstimateNumKeys() ABSL_LOCKS_EXCLUDED(mutex_);
   // "siftdb.levelstats".
@@ -378,6 +384,8 @@ class DBImpl : public DB {
 
   // Statistics about stalls and flushes.
   uint64_t stall_micros_ ABSL_GUARDED_BY(mutex_) = 0;
+  WriteController write_controller_ ABSL_GUARDED_BY(mutex_){
+      options_.delayed_write_rate};
   uint64_t flushes_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t flush_micros_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t flush_bytes_ ABSL_GUARDED_BY(mutex_) = 0;

@@ -89,6 +89,11 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
       num(o.level0_file_num_compaction_trigger));
   add("level0_slowdown_writes_trigger", num(o.level0_slowdown_writes_trigger));
   add("level0_stop_writes_trigger", num(o.level0_stop_writes_trigger));
+  add("soft_pending_compaction_bytes_limit",
+      num(o.soft_pending_compaction_bytes_limit));
+  add("hard_pending_compaction_bytes_limit",
+      num(o.hard_pending_compaction_bytes_limit));
+  add("delayed_write_rate", num(o.delayed_write_rate));
   add("max_bytes_for_level_base", num(o.max_bytes_for_level_base));
   add("max_bytes_for_level_multiplier",
       absl::StrFormat("%g", o.max_bytes_for_level_multiplier));
@@ -161,7 +166,8 @@ void DBImpl::LogCompactionStart(int job, const char* reason,
       parts));
 }
 
-void DBImpl::NoteWriteStall(const char* cause, const std::string& detail) {
+void DBImpl::NoteWriteStall(const char* cause,
+                            absl::FunctionRef<std::string()> detail) {
   const uint64_t now = env_->NowMicros();
   if (stall_cause_ != nullptr && std::string_view(stall_cause_) == cause) {
     stall_waits_++;
@@ -171,7 +177,7 @@ void DBImpl::NoteWriteStall(const char* cause, const std::string& detail) {
   stall_cause_ = cause;
   stall_start_micros_ = now;
   stall_waits_ = 1;
-  LogMessage(absl::StrFormat("write stall started: %s (%s)", cause, detail));
+  LogMessage(absl::StrFormat("write stall started: %s (%s)", cause, detail()));
 }
 
 void DBImpl::EndWriteStall() {

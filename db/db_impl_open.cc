@@ -127,6 +127,17 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         o.level0_file_num_compaction_trigger, o.level0_slowdown_writes_trigger,
         o.level0_stop_writes_trigger));
   }
+  if (o.soft_pending_compaction_bytes_limit != 0 &&
+      o.hard_pending_compaction_bytes_limit != 0 &&
+      o.soft_pending_compaction_bytes_limit >
+          o.hard_pending_compaction_bytes_limit) {
+    return BadOption(absl::StrFormat(
+        "soft_pending_compaction_bytes_limit = %d is above "
+        "hard_pending_compaction_bytes_limit = %d (0 turns either off)",
+        o.soft_pending_compaction_bytes_limit,
+        o.hard_pending_compaction_bytes_limit));
+  }
+  if (o.delayed_write_rate == 0) o.delayed_write_rate = uint64_t{16} << 20;
   if (o.max_bytes_for_level_base < 4096) {
     return BadOption(
         absl::StrFormat("max_bytes_for_level_base = %d (must be >= 4 KiB)",

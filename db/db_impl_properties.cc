@@ -15,41 +15,6 @@
 
 namespace siftdb {
 
-uint64_t DBImpl::EstimatePendingCompactionBytes() const {
-  // RocksDB's estimate: level 0, once at its trigger, is merged with all
-  // of level 1; every level L >= 1 over its target passes the excess down,
-  // rewriting with it the overlapping part of level L + 1, taken in
-  // proportion to the two levels' sizes (excess * (size(L+1) / size(L) +
-  // 1)). The excess of level L is added to level L + 1's size before that
-  // level is checked. A level whose next level is empty adds nothing (its
-  // tables move down without a rewrite).
-  uint64_t total = 0;
-  uint64_t carried = 0;  // bytes the level above pushes into this one
-  const bool level0_due = versions_->NumLevelFiles(0) >=
-                          options_.level0_file_num_compaction_trigger;
-  if (level0_due) {
-    carried = static_cast<uint64_t>(versions_->NumLevelBytes(0));
-    total += carried;
-  }
-  for (int level = 1; level < kNumLevels - 1; level++) {
-    uint64_t level_bytes =
-        static_cast<uint64_t>(versions_->NumLevelBytes(level));
-    if (level == 1 && level0_due) total += level_bytes;
-    level_bytes += carried;
-    carried = 0;
-    const double target = versions_->MaxBytesForLevel(level);
-    if (static_cast<double>(level_bytes) <= target) continue;
-    carried = level_bytes - static_cast<uint64_t>(target);
-    const double next =
-        static_cast<double>(versions_->NumLevelBytes(level + 1));
-    if (next > 0) {
-      total += static_cast<uint64_t>(static_cast<double>(carried) *
-                                     (next / level_bytes + 1));
-    }
-  }
-  return total;
-}
-
 uint64_t DBImpl::EstimateNumKeys() {
   // Table properties may need a table opened (I/O): read them without the
   // mutex, from a Version held for the purpose.
@@ -102,7 +67,8 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     return true;
   }
   if (name == "estimate-pending-compaction-bytes") {
-    *value = absl::StrFormat("%d", EstimatePendingCompactionBytes());
+    *value =
+        absl::StrFormat("%d", versions_->current()->pending_compaction_bytes());
     return true;
   }
   if (name == "num-running-compactions") {

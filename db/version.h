@@ -109,6 +109,13 @@ class Version {
   bool OverlapInLevel(int level, const std::string_view* smallest_user_key,
                       const std::string_view* largest_user_key);
 
+  // Bytes compactions would rewrite to bring every level within its
+  // target (an estimate; db/version_set.cc, docs/compaction.md): the write
+  // controller's "pending compaction bytes" (RocksDB's name).
+  uint64_t pending_compaction_bytes() const {
+    return pending_compaction_bytes_;
+  }
+
   int NumFiles(int level) const {
     return static_cast<int>(files_[level].size());
   }
@@ -175,6 +182,7 @@ class Version {
   // Level most in need of compaction and its score (>= 1 means needed);
   // set by VersionSet::Finalize.
   double compaction_score_ = -1;
+  uint64_t pending_compaction_bytes_ = 0;
   int compaction_level_ = -1;
 
   // Seek-triggered compaction (LevelDB's idea): a lookup that consults a

@@ -411,6 +411,46 @@ double VersionSet::MaxBytesForLevel(int level) const {
   return result;
 }
 
+uint64_t VersionSet::EstimatePendingCompactionBytes(const Version& v) const {
+  // RocksDB's estimate: level 0, once at its trigger, is merged with all
+  // of level 1; every level L >= 1 over its target passes the excess down,
+  // rewriting with it the overlapping part of level L + 1, taken in
+  // proportion to the two levels' sizes (excess * (size(L+1) / size(L) +
+  // 1)). The excess of level L is added to level L + 1's size before that
+  // level is checked. A level whose next level is empty adds nothing (its
+  // tables move down without a rewrite).
+  uint64_t level_bytes[kNumLevels] = {};
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const FileMetaData* f : v.files_[level]) {
+      level_bytes[level] += f->file_size;
+    }
+  }
+  uint64_t total = 0;
+  uint64_t carried = 0;  // bytes the level above pushes into this one
+  const bool level0_due =
+      v.files_[0].size() >=
+      static_cast<size_t>(options_->level0_file_num_compaction_trigger);
+  if (level0_due) {
+    carried = level_bytes[0];
+    total += carried;
+  }
+  for (int level = 1; level < kNumLevels - 1; level++) {
+    uint64_t bytes = level_bytes[level];
+    if (level == 1 && level0_due) total += bytes;
+    bytes += carried;
+    carried = 0;
+    const double target = MaxBytesForLevel(level);
+    if (static_cast<double>(bytes) <= target) continue;
+    carried = bytes - static_cast<uint64_t>(target);
+    const double next = static_cast<double>(level_bytes[level + 1]);
+    if (next > 0) {
+      total += static_cast<uint64_t>(static_cast<double>(carried) *
+                                     (next / static_cast<double>(bytes) + 1));
+    }
+  }
+  return total;
+}
+
 void VersionSet::Finalize(Version* v) {
   int best_level = -1;
   double best_score = -1;
@@ -433,6 +473,7 @@ void VersionSet::Finalize(Version* v) {
   }
   v->compaction_level_ = best_level;
   v->compaction_score_ = best_score;
+  v->pending_compaction_bytes_ = EstimatePendingCompactionBytes(*v);
 
   // Seek budgets, as LevelDB sets them: one seek costs about as much as
   // compacting 16 KiB (a lookup's I/O against the compaction's), so a table

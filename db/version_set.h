@@ -107,6 +107,8 @@ class VersionSet {
 
   // Target bytes for a level >= 1.
   double MaxBytesForLevel(int level) const;
+  // Version::pending_compaction_bytes() of v (its files set).
+  uint64_t EstimatePendingCompactionBytes(const Version& v) const;
   // True when some level's score calls for a compaction, or lookups have
   // used up some table's seek budget (see Version::allowed_seeks_).
   bool NeedsCompaction() const {

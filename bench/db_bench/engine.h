@@ -43,6 +43,10 @@ struct EngineConfig {
   int level0_file_num_compaction_trigger = 4;
   int level0_slowdown_writes_trigger = 8;
   int level0_stop_writes_trigger = 12;
+  // Write control (siftdb's; RocksDB's names). 0 limits: off.
+  uint64_t soft_pending_compaction_bytes_limit = uint64_t{64} << 30;
+  uint64_t hard_pending_compaction_bytes_limit = uint64_t{256} << 30;
+  uint64_t delayed_write_rate = uint64_t{16} << 20;
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;
   // Threads per compaction (siftdb and RocksDB max_subcompactions; LevelDB

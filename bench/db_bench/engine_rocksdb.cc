@@ -122,6 +122,12 @@ class RocksDBEngine final : public BenchEngine {
     }
     cursor_options_.total_order_seek = config.total_order_seek;
     options_.max_bytes_for_level_base = uint64_t{10} << 20;
+    // RocksDB's own defaults unless the flags change them.
+    options_.soft_pending_compaction_bytes_limit =
+        config.soft_pending_compaction_bytes_limit;
+    options_.hard_pending_compaction_bytes_limit =
+        config.hard_pending_compaction_bytes_limit;
+    options_.delayed_write_rate = config.delayed_write_rate;
     options_.max_open_files = config.max_open_files;
     options_.compression = RocksDBCompression(config.compression);
     if (!config.bottommost_compression.empty()) {

@@ -101,6 +101,11 @@ class SiftdbEngine final : public BenchEngine {
         config.level0_file_num_compaction_trigger;
     options_.level0_slowdown_writes_trigger =
         config.level0_slowdown_writes_trigger;
+    options_.soft_pending_compaction_bytes_limit =
+        config.soft_pending_compaction_bytes_limit;
+    options_.hard_pending_compaction_bytes_limit =
+        config.hard_pending_compaction_bytes_limit;
+    options_.delayed_write_rate = config.delayed_write_rate;
     options_.level0_stop_writes_trigger = config.level0_stop_writes_trigger;
     options_.max_bytes_for_level_base = config.max_bytes_for_level_base;
     options_.max_bytes_for_level_multiplier =

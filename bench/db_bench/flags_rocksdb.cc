@@ -56,6 +56,15 @@ ABSL_FLAG(int32_t, level0_slowdown_writes_trigger, 8,
 ABSL_FLAG(int32_t, level0_stop_writes_trigger, 12,
           "Level-0 tables at which writes stop "
           "(Options::level0_stop_writes_trigger)");
+ABSL_FLAG(int64_t, soft_pending_compaction_bytes_limit, int64_t{64} << 30,
+          "Estimated pending compaction bytes at which writes slow down "
+          "(Options::soft_pending_compaction_bytes_limit; 0: off)");
+ABSL_FLAG(int64_t, hard_pending_compaction_bytes_limit, int64_t{256} << 30,
+          "Estimated pending compaction bytes at which writes stop "
+          "(Options::hard_pending_compaction_bytes_limit; 0: off)");
+ABSL_FLAG(int64_t, delayed_write_rate, int64_t{16} << 20,
+          "Bytes/s of writes while slowed down (Options::delayed_write_rate; "
+          "0: 16 MiB/s)");
 ABSL_FLAG(int64_t, batch_size, 1,
           "Entries per write of the fill, overwrite and delete benchmarks "
           "(one WriteBatch each); fillbatch always uses 1000");
@@ -252,6 +261,28 @@ absl::Status ApplyShape(const tools::ToolArgs& args, BenchConfig* c) {
         e.level0_file_num_compaction_trigger, e.level0_slowdown_writes_trigger,
         e.level0_stop_writes_trigger));
   }
+  const int64_t soft = absl::GetFlag(FLAGS_soft_pending_compaction_bytes_limit);
+  const int64_t hard = absl::GetFlag(FLAGS_hard_pending_compaction_bytes_limit);
+  const int64_t rate = absl::GetFlag(FLAGS_delayed_write_rate);
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"soft_pending_compaction_bytes_limit",
+                                        soft},
+        {"hard_pending_compaction_bytes_limit", hard},
+        {"delayed_write_rate", rate}}) {
+    if (absl::Status s = CheckRange(name, value, 0, int64_t{1} << 60);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (soft != 0 && hard != 0 && soft > hard) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--soft_pending_compaction_bytes_limit=%d is above "
+                        "--hard_pending_compaction_bytes_limit=%d",
+                        soft, hard));
+  }
+  e.soft_pending_compaction_bytes_limit = static_cast<uint64_t>(soft);
+  e.hard_pending_compaction_bytes_limit = static_cast<uint64_t>(hard);
+  e.delayed_write_rate = static_cast<uint64_t>(rate);
   const int64_t base = absl::GetFlag(FLAGS_max_bytes_for_level_base);
   if (absl::Status s =
           CheckRange("max_bytes_for_level_base", base, 4096, int64_t{1} << 50);

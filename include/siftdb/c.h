@@ -388,6 +388,12 @@ SIFTDB_EXPORT void siftdb_options_set_level0_slowdown_writes_trigger(
     siftdb_options_t* options, int n);
 SIFTDB_EXPORT void siftdb_options_set_level0_stop_writes_trigger(
     siftdb_options_t* options, int n);
+SIFTDB_EXPORT void siftdb_options_set_soft_pending_compaction_bytes_limit(
+    siftdb_options_t* options, uint64_t bytes);
+SIFTDB_EXPORT void siftdb_options_set_hard_pending_compaction_bytes_limit(
+    siftdb_options_t* options, uint64_t bytes);
+SIFTDB_EXPORT void siftdb_options_set_delayed_write_rate(
+    siftdb_options_t* options, uint64_t bytes_per_second);
 SIFTDB_EXPORT void siftdb_options_set_max_bytes_for_level_base(
     siftdb_options_t* options, uint64_t bytes);
 SIFTDB_EXPORT void siftdb_options_set_max_bytes_for_level_multiplier(

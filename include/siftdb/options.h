@@ -225,8 +225,21 @@ struct SIFTDB_EXPORT Options {
   // to different values. 0 (default): unset.
   size_t max_file_size = 0;
   int level0_file_num_compaction_trigger = 4;
+  // Write control (RocksDB's names and meaning). When compaction falls
+  // behind, writes are slowed, then stopped: from level0_slowdown_writes_
+  // trigger level-0 files, or soft_pending_compaction_bytes_limit estimated
+  // pending compaction bytes ("siftdb.estimate-pending-compaction-bytes"),
+  // writes proceed at delayed_write_rate bytes/s, falling smoothly toward a
+  // sixteenth of it as the debt nears level0_stop_writes_trigger or
+  // hard_pending_compaction_bytes_limit, where a write that needs a new
+  // MemTable waits for compactions. A byte limit of 0 is off. Open refuses
+  // soft > hard when both are on. delayed_write_rate 0 means 16 MiB/s.
+  // Nothing is slowed with disable_auto_compactions. docs/compaction.md.
   int level0_slowdown_writes_trigger = 8;
   int level0_stop_writes_trigger = 12;
+  uint64_t soft_pending_compaction_bytes_limit = uint64_t{64} << 30;
+  uint64_t hard_pending_compaction_bytes_limit = uint64_t{256} << 30;
+  uint64_t delayed_write_rate = uint64_t{16} << 20;
   // Level 1 target size; level L targets base * multiplier^(L-1).
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;

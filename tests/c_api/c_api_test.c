@@ -194,6 +194,9 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_level0_file_num_compaction_trigger(o, 2);
   siftdb_options_set_level0_slowdown_writes_trigger(o, 6);
   siftdb_options_set_level0_stop_writes_trigger(o, 10);
+  siftdb_options_set_soft_pending_compaction_bytes_limit(o, 64u << 20);
+  siftdb_options_set_hard_pending_compaction_bytes_limit(o, 256u << 20);
+  siftdb_options_set_delayed_write_rate(o, 8u << 20);
   siftdb_options_set_max_bytes_for_level_base(o, 256 << 10);
   siftdb_options_set_max_bytes_for_level_multiplier(o, 8);
   siftdb_options_set_max_subcompactions(o, 2);
