@@ -25,6 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "redis/bloom/redis_bloom_layout.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 
@@ -70,6 +71,12 @@ class RedisBloomImpl final : public RedisBloom {
   // Per-filter client state (cached layout); redis_bloom_util.h.
   struct Layout;
 
+  // Whether MAdd/Insert may use the lean path (plain BITFIELD commands and
+  // two tiny scripts, redis_bloom_lean_add.cc) for batches that fit in the
+  // newest sub-filter; default true. false runs every add as the add script
+  // (tests compare the two; the script is also the fallback).
+  void set_lean_adds(bool on) { lean_adds_ = on; }
+
  private:
   enum class CreateMode { kReserve, kAdd, kNoCreate };
   struct CreateParams {
@@ -88,6 +95,13 @@ class RedisBloomImpl final : public RedisBloom {
   absl::StatusOr<std::vector<bool>> ExistsChunk(
       std::string_view name, const std::vector<std::string_view>& items,
       size_t begin, size_t end);
+  // The lean add of one chunk (items' hashes h) when the cached layout says
+  // it fits in the newest sub-filter: appends the replies to out->added and
+  // returns true, or returns false having changed nothing that counts (the
+  // caller then runs the add script).
+  absl::StatusOr<bool> LeanAdd(std::string_view name,
+                               const std::vector<redis_bloom::HashPair>& h,
+                               BloomAddResults* out);
   // Reads the meta hash into the cache. NotFound when missing,
   // FailedPrecondition (WRONGTYPE) when the key is not a filter.
   absl::StatusOr<const Layout*> Fetch(std::string_view name);
@@ -98,6 +112,7 @@ class RedisBloomImpl final : public RedisBloom {
   RedisClient* client_;
   absl::flat_hash_map<std::string, std::unique_ptr<Layout>> cache_;
   std::mt19937_64 rng_;
+  bool lean_adds_ = true;
 };
 
 }  // namespace siftdb

@@ -1,0 +1,274 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The lean add path of RedisBloomImpl (docs/redis_bloom.md, section 4,
+// "Lean adds"): a batch that fits in the newest sub-filter travels as plain
+// BITFIELD commands instead of one Lua script, so Redis spends on it little
+// more than the probes themselves cost. Three round trips:
+//
+//   1. WATCH bitmap:<L> (the key the next expansion would create), a tiny
+//      claim script that reserves n slots of the newest sub-filter's
+//      capacity (HINCRBY link:<i>:items n, guarded by the layout token and
+//      the room left), and probe 0 of every item in every older sub-filter
+//      (BITFIELD_RO); then the other probes of the items whose probe 0 was
+//      set (only when some was).
+//   2. MULTI, one BITFIELD ... SET u1 <off> 1 ... on the newest sub-filter
+//      for the items absent from the older ones, EXEC. The old bits decide
+//      each reply; EXEC aborts when an expansion ran since step 1.
+//   3. A tiny settle script gives back the unused claim and counts the
+//      added items in inserted_count (skipped when the filter was deleted).
+//
+// Anything unusual (no cached layout, a stale token, too little room, an
+// aborted EXEC) returns false and the caller runs the add script instead,
+// which handles creation, expansion and NONSCALING exactly as before.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "redis/bloom/redis_bloom_impl.h"
+#include "redis/bloom/redis_bloom_layout.h"
+#include "redis/bloom/redis_bloom_util.h"
+#include "redis/client/redis_client.h"
+
+namespace siftdb {
+
+using redis_bloom::BloomScriptError;
+using redis_bloom::ChainLink;
+using redis_bloom::HashPair;
+using redis_bloom::LinkSpec;
+using redis_bloom::ProbeBit;
+using redis_bloom::RedisBitOffset;
+
+namespace {
+
+// KEYS[1] meta; ARGV token "<id>:<version>", n. Reserves n slots in the
+// newest sub-filter when they fit: {'OK', items after}, else {'FULL'} or
+// {'STALE'} (token differs or no filter), changing nothing.
+const char kClaimSource[] = R"lua(
+local m = KEYS[1]
+local cur = redis.call('HMGET', m, 'id', 'version', 'filters')
+if not cur[1] or (cur[1] .. ':' .. tostring(cur[2])) ~= ARGV[1] then
+  return {'STALE'}
+end
+local f = 'link:' .. (tonumber(cur[3]) - 1) .. ':'
+local lim = redis.call('HMGET', m, f .. 'capacity', f .. 'items')
+local n = tonumber(ARGV[2])
+if tonumber(lim[2]) + n > tonumber(lim[1]) then return {'FULL'} end
+return {'OK', redis.call('HINCRBY', m, f .. 'items', n)}
+)lua";
+
+// KEYS[1] meta; ARGV id, link index, unused claim, items added. Gives back
+// the unused part of a claim and counts the added items, unless the filter
+// was deleted (or recreated) since the claim. Replies 1 when applied.
+const char kSettleSource[] = R"lua(
+local m = KEYS[1]
+if redis.call('HGET', m, 'id') ~= ARGV[1] then return 0 end
+local unused, added = tonumber(ARGV[3]), tonumber(ARGV[4])
+if unused ~= 0 then
+  redis.call('HINCRBY', m, 'link:' .. ARGV[2] .. ':items', -unused)
+end
+if added ~= 0 then redis.call('HINCRBY', m, 'inserted_count', added) end
+return 1
+)lua";
+
+// EVAL (not EVALSHA) so that the call can share a pipeline with other
+// commands; Redis caches the compiled script by its text's digest.
+RedisArgs EvalArgs(const char* source, const std::string& meta) {
+  RedisArgs a;
+  a.Add("EVAL").Add(source).Add("1").Add(meta);
+  return a;
+}
+
+bool IsStatus(const RedisReply& r, std::string_view text) {
+  return (r.type() == RedisReply::Type::kStatus ||
+          r.type() == RedisReply::Type::kString) &&
+         r.str() == text;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
+                                             const std::vector<HashPair>& h,
+                                             BloomAddResults* out) {
+  auto cached = cache_.find(std::string(name));
+  if (cached == cache_.end()) return false;
+  Layout* layout = cached->second.get();
+  const uint64_t n = h.size();
+  const size_t newest_index = layout->links.size() - 1;
+  const ChainLink& newest = layout->links.back();
+  if (n == 0 || newest.items + n > newest.spec.capacity) return false;
+  const std::string meta = MetaKey(name);
+  const std::string id = layout->id;
+  const std::vector<ChainLink> links = layout->links;
+  const size_t older = newest_index;
+
+  // Round trip 1: watch for an expansion, claim room, probe 0 in the older
+  // sub-filters.
+  std::vector<RedisArgs> first;
+  first.push_back(RedisArgs{"WATCH", BitmapKey(name, links.size())});
+  first.push_back(EvalArgs(kClaimSource, meta));
+  first.back().Add(layout->token()).AddUint(n);
+  for (size_t j = 0; j < older; j++) {
+    RedisArgs a;
+    a.Add("BITFIELD_RO").Add(BitmapKey(name, j));
+    for (const HashPair& hp : h) {
+      a.Add("GET").Add("u1").AddUint(
+          RedisBitOffset(ProbeBit(hp, 0, links[j].spec.bits)));
+    }
+    first.push_back(std::move(a));
+  }
+  int64_t reconnects = client_->reconnects();
+  absl::StatusOr<std::vector<RedisReply>> r1 = client_->Pipeline(first);
+  if (!r1.ok()) return r1.status();
+  // A resent claim may have run twice: the count may be high by n.
+  if (client_->reconnects() != reconnects) {
+    out->ambiguous_retries++;
+    reconnects = client_->reconnects();
+  }
+  const RedisReply& claim = (*r1)[1];
+  if (!claim.is_array() || claim.elements().empty() ||
+      !IsStatus(claim.elements()[0], "OK")) {
+    // STALE, FULL, or an error (say, the meta key is no longer a hash):
+    // nothing was claimed; the add script decides and words any error.
+    (void)client_->Command({"UNWATCH"});
+    cache_.erase(std::string(name));
+    return false;
+  }
+  // After a claim every way out settles it. Unexpected replies (a key
+  // replaced by another type meanwhile) hand the batch to the add script.
+  auto give_back = [&]() -> absl::StatusOr<bool> {
+    (void)client_->Command({"UNWATCH"});
+    RedisArgs undo = EvalArgs(kSettleSource, meta);
+    undo.Add(id).AddUint(newest_index).AddUint(n).AddUint(0);
+    absl::StatusOr<RedisReply> r = client_->Command(undo);
+    if (!r.ok()) return r.status();
+    cache_.erase(std::string(name));
+    return false;
+  };
+  const uint64_t claimed_items =
+      claim.elements().size() > 1
+          ? static_cast<uint64_t>(claim.elements()[1].integer())
+          : newest.items + n;
+
+  // Items present in an older sub-filter answer 0 and are not added.
+  std::vector<char> in_older(n, 0);
+  std::vector<RedisArgs> second;
+  std::vector<std::vector<uint32_t>> survivors(older);
+  for (size_t j = 0; j < older; j++) {
+    const RedisReply& g = (*r1)[2 + j];
+    if (!g.is_array() || g.elements().size() != n) return give_back();
+    const uint32_t k = links[j].spec.hashes;
+    RedisArgs a;
+    a.Add("BITFIELD_RO").Add(BitmapKey(name, j));
+    for (uint32_t i = 0; i < n; i++) {
+      if (g.elements()[i].integer() == 0) continue;
+      if (k == 1) {
+        in_older[i] = 1;
+        continue;
+      }
+      survivors[j].push_back(i);
+      for (uint32_t p = 1; p < k; p++) {
+        a.Add("GET").Add("u1").AddUint(
+            RedisBitOffset(ProbeBit(h[i], p, links[j].spec.bits)));
+      }
+    }
+    if (!survivors[j].empty()) second.push_back(std::move(a));
+  }
+  if (!second.empty()) {
+    absl::StatusOr<std::vector<RedisReply>> r2 = client_->Pipeline(second);
+    if (!r2.ok()) return r2.status();
+    // A reconnect dropped the WATCH: start over through the script.
+    if (client_->reconnects() != reconnects) return give_back();
+    size_t at = 0;
+    for (size_t j = 0; j < older; j++) {
+      if (survivors[j].empty()) continue;
+      const RedisReply& g = (*r2)[at++];
+      const uint32_t k = links[j].spec.hashes;
+      if (!g.is_array() || g.elements().size() != survivors[j].size() * (k - 1))
+        return give_back();
+      for (size_t s = 0; s < survivors[j].size(); s++) {
+        bool all = true;
+        for (uint32_t p = 0; p + 1 < k && all; p++) {
+          all = g.elements()[s * (k - 1) + p].integer() != 0;
+        }
+        if (all) in_older[survivors[j][s]] = 1;
+      }
+    }
+  }
+
+  // Round trip 2: the bits, atomically, unless an expansion ran meanwhile.
+  const LinkSpec& spec = newest.spec;
+  RedisArgs set;
+  set.Add("BITFIELD").Add(BitmapKey(name, newest_index));
+  uint64_t sent = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    if (in_older[i]) continue;
+    sent++;
+    for (uint32_t p = 0; p < spec.hashes; p++) {
+      set.Add("SET")
+          .Add("u1")
+          .AddUint(RedisBitOffset(ProbeBit(h[i], p, spec.bits)))
+          .Add("1");
+    }
+  }
+  std::vector<char> added(n, 0);
+  uint64_t count = 0;
+  bool aborted = false;
+  if (sent == 0) {
+    (void)client_->Command({"UNWATCH"});
+  } else {
+    reconnects = client_->reconnects();
+    std::vector<RedisArgs> tx;
+    tx.push_back(RedisArgs{"MULTI"});
+    tx.push_back(std::move(set));
+    tx.push_back(RedisArgs{"EXEC"});
+    absl::StatusOr<std::vector<RedisReply>> r3 = client_->Pipeline(tx);
+    if (!r3.ok()) return r3.status();
+    // The resent transaction ran without the WATCH, and the first one may
+    // have run: its new items now answer 0 and are not counted.
+    if (client_->reconnects() != reconnects) out->ambiguous_retries++;
+    const RedisReply& exec = (*r3)[2];
+    if (exec.is_nil()) {
+      aborted = true;
+    } else if (exec.is_error() || !exec.is_array() ||
+               exec.elements().size() != 1 || !exec.elements()[0].is_array() ||
+               exec.elements()[0].elements().size() != sent * spec.hashes) {
+      return give_back();
+    } else {
+      const RedisReply& bits = exec.elements()[0];
+      size_t at = 0;
+      for (uint64_t i = 0; i < n; i++) {
+        if (in_older[i]) continue;
+        bool changed = false;
+        for (uint32_t p = 0; p < spec.hashes; p++) {
+          changed |= bits.elements()[at++].integer() == 0;
+        }
+        added[i] = changed;
+        count += changed;
+      }
+    }
+  }
+
+  // Round trip 3: give back the unused claim, count the added items.
+  RedisArgs settle = EvalArgs(kSettleSource, meta);
+  settle.Add(id).AddUint(newest_index).AddUint(n - count).AddUint(count);
+  reconnects = client_->reconnects();
+  absl::StatusOr<RedisReply> r4 = client_->Command(settle);
+  if (!r4.ok()) return r4.status();
+  if (client_->reconnects() != reconnects) out->ambiguous_retries++;
+  if (r4->is_error()) return BloomScriptError(*client_, name, *r4);
+  if (aborted || r4->integer() != 1) {
+    cache_.erase(std::string(name));
+    return false;
+  }
+  layout->links.back().items = claimed_items - (n - count);
+  layout->items += count;
+  out->added.reserve(out->added.size() + n);
+  for (uint64_t i = 0; i < n; i++) out->added.push_back(added[i] != 0);
+  return true;
+}
+
+}  // namespace siftdb
