@@ -10,8 +10,8 @@
 //      claim script that reserves n slots of the newest sub-filter's
 //      capacity (HINCRBY link:<i>:items n, guarded by the layout token and
 //      the room left), and probe 0 of every item in every older sub-filter
-//      (BITFIELD_RO); then the other probes of the items whose probe 0 was
-//      set (only when some was).
+//      (BITFIELD_RO); then probe 1, 2, ... of the items whose earlier probes
+//      were all set, one round trip per round, while any are left.
 //   2. MULTI, one BITFIELD ... SET u1 <off> 1 ... on the newest sub-filter
 //      for the items absent from the older ones, EXEC. The old bits decide
 //      each reply; EXEC aborts when an expansion ran since step 1.
@@ -88,6 +88,61 @@ bool IsStatus(const RedisReply& r, std::string_view text) {
          r.str() == text;
 }
 
+// Marks (*in_older)[i] for the items whose probes are all set in some
+// sub-filter j < older, given the replies to probe 0 (one BITFIELD_RO per
+// sub-filter, probe0[j], from round trip 1): then probe p of the items whose
+// probes 0..p-1 were set, one pipeline per round across the sub-filters,
+// until none survive (an absent item stops at its first 0 bit). false on an
+// unexpected reply or a reconnect (the WATCH is gone).
+absl::StatusOr<bool> FindInOlder(RedisClient* client, std::string_view name,
+                                 const std::vector<ChainLink>& links,
+                                 size_t older, const std::vector<HashPair>& h,
+                                 const RedisReply* probe0, int64_t reconnects,
+                                 std::vector<char>* in_older) {
+  std::vector<std::vector<uint32_t>> alive(older);
+  for (size_t j = 0; j < older; j++) {
+    const RedisReply& g = probe0[j];
+    if (!g.is_array() || g.elements().size() != h.size()) return false;
+    for (uint32_t i = 0; i < h.size(); i++) {
+      if (g.elements()[i].integer() != 0) alive[j].push_back(i);
+    }
+  }
+  for (uint32_t p = 1;; p++) {
+    std::vector<RedisArgs> round;
+    std::vector<size_t> which;
+    for (size_t j = 0; j < older; j++) {
+      if (alive[j].empty()) continue;
+      if (p >= links[j].spec.hashes) {
+        for (uint32_t i : alive[j]) (*in_older)[i] = 1;
+        alive[j].clear();
+        continue;
+      }
+      RedisArgs a;
+      a.Add("BITFIELD_RO").Add(RedisBloom::BitmapKey(name, j));
+      for (uint32_t i : alive[j]) {
+        a.Add("GET").Add("u1").AddUint(
+            RedisBitOffset(ProbeBit(h[i], p, links[j].spec.bits)));
+      }
+      round.push_back(std::move(a));
+      which.push_back(j);
+    }
+    if (round.empty()) return true;
+    absl::StatusOr<std::vector<RedisReply>> r = client->Pipeline(round);
+    if (!r.ok()) return r.status();
+    if (client->reconnects() != reconnects) return false;
+    for (size_t w = 0; w < which.size(); w++) {
+      std::vector<uint32_t>& list = alive[which[w]];
+      const RedisReply& g = (*r)[w];
+      if (!g.is_array() || g.elements().size() != list.size()) return false;
+      std::vector<uint32_t> still;
+      for (size_t s = 0; s < list.size(); s++) {
+        if (g.elements()[s].integer() != 0) still.push_back(list[s]);
+      }
+      list = std::move(still);
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
@@ -155,49 +210,10 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
 
   // Items present in an older sub-filter answer 0 and are not added.
   std::vector<char> in_older(n, 0);
-  std::vector<RedisArgs> second;
-  std::vector<std::vector<uint32_t>> survivors(older);
-  for (size_t j = 0; j < older; j++) {
-    const RedisReply& g = (*r1)[2 + j];
-    if (!g.is_array() || g.elements().size() != n) return give_back();
-    const uint32_t k = links[j].spec.hashes;
-    RedisArgs a;
-    a.Add("BITFIELD_RO").Add(BitmapKey(name, j));
-    for (uint32_t i = 0; i < n; i++) {
-      if (g.elements()[i].integer() == 0) continue;
-      if (k == 1) {
-        in_older[i] = 1;
-        continue;
-      }
-      survivors[j].push_back(i);
-      for (uint32_t p = 1; p < k; p++) {
-        a.Add("GET").Add("u1").AddUint(
-            RedisBitOffset(ProbeBit(h[i], p, links[j].spec.bits)));
-      }
-    }
-    if (!survivors[j].empty()) second.push_back(std::move(a));
-  }
-  if (!second.empty()) {
-    absl::StatusOr<std::vector<RedisReply>> r2 = client_->Pipeline(second);
-    if (!r2.ok()) return r2.status();
-    // A reconnect dropped the WATCH: start over through the script.
-    if (client_->reconnects() != reconnects) return give_back();
-    size_t at = 0;
-    for (size_t j = 0; j < older; j++) {
-      if (survivors[j].empty()) continue;
-      const RedisReply& g = (*r2)[at++];
-      const uint32_t k = links[j].spec.hashes;
-      if (!g.is_array() || g.elements().size() != survivors[j].size() * (k - 1))
-        return give_back();
-      for (size_t s = 0; s < survivors[j].size(); s++) {
-        bool all = true;
-        for (uint32_t p = 0; p + 1 < k && all; p++) {
-          all = g.elements()[s * (k - 1) + p].integer() != 0;
-        }
-        if (all) in_older[survivors[j][s]] = 1;
-      }
-    }
-  }
+  absl::StatusOr<bool> found = FindInOlder(client_, name, links, older, h,
+                                           &(*r1)[2], reconnects, &in_older);
+  if (!found.ok()) return found.status();
+  if (!*found) return give_back();
 
   // Round trip 2: the bits, atomically, unless an expansion ran meanwhile.
   const LinkSpec& spec = newest.spec;
