@@ -19,7 +19,7 @@
 // MExists beside the raw BITFIELD floors with 1, 2 and 4 sub-filters.
 //
 //   redis_bloom_bench [--redis=127.0.0.1:6379] [--batch=1000]
-//                     [--memory_items=1000000] [--ceiling_batches=60]
+//                     [--memory_items=1000000] [--ceiling_batches=200]
 //                     [--only_ceiling] [benchmark flags]
 
 #include <fcntl.h>
@@ -53,7 +53,7 @@ namespace {
 std::string g_endpoint;
 size_t g_batch = 1000;
 size_t g_memory_items = 1000000;
-size_t g_ceiling_batches = 60;
+size_t g_ceiling_batches = 200;
 bool g_only_ceiling = false;
 
 // A redis-server child on a free port, killed at exit.

@@ -42,23 +42,38 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Runs `step(b)` for every batch b, measuring server CPU and wall time.
+// Batches go in blocks of kBlock, alternating between the two sides (which
+// side starts alternates too), so that both see the same load on a shared
+// machine. step(side, b) runs batch b of one side.
+constexpr size_t kBlock = 10;
+
 template <typename Step>
-Sample Measure(RedisClient* probe, size_t batches, size_t batch, Step step) {
-  const double cpu0 = ServerCpu(probe);
-  auto t0 = std::chrono::steady_clock::now();
-  for (size_t b = 0; b < batches; b++) {
-    if (!step(b)) {
-      std::fprintf(stderr, "ceiling: a batch failed\n");
-      std::exit(1);
+void MeasurePair(RedisClient* probe, size_t batches, size_t batch, Step step,
+                 Sample out[2]) {
+  double cpu[2] = {0, 0};
+  double wall[2] = {0, 0};
+  for (size_t begin = 0; begin < batches; begin += kBlock) {
+    const size_t end = std::min(batches, begin + kBlock);
+    for (int k = 0; k < 2; k++) {
+      const int side = (begin / kBlock) % 2 == 0 ? k : 1 - k;
+      const double cpu0 = ServerCpu(probe);
+      auto t0 = std::chrono::steady_clock::now();
+      for (size_t b = begin; b < end; b++) {
+        if (!step(side, b)) {
+          std::fprintf(stderr, "ceiling: a batch failed\n");
+          std::exit(1);
+        }
+      }
+      wall[side] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
+      cpu[side] += ServerCpu(probe) - cpu0;
     }
   }
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  const double cpu = ServerCpu(probe) - cpu0;
   const double items = static_cast<double>(batches * batch);
-  return Sample{cpu * 1e9 / items, items / wall};
+  for (int side = 0; side < 2; side++) {
+    out[side] = Sample{cpu[side] * 1e9 / items, items / wall[side]};
+  }
 }
 
 // The raw floor's command: every probe of every item as one BITFIELD.
@@ -110,8 +125,8 @@ void CeilingReport(const std::string& endpoint, size_t batch, size_t batches) {
   std::printf(
       "\nCeiling: lean MAdd vs one raw BITFIELD SET per batch, MExists "
       "(present) vs one raw BITFIELD_RO; %zu batches of %zu per "
-      "measurement, 3 interleaved rounds, medians; server CPU from INFO "
-      "cpu\n",
+      "measurement, sides alternating every 10 batches, 3 rounds, medians; "
+      "server CPU from INFO cpu\n",
       batches, batch);
   std::printf("  %-4s %-8s %12s %12s %9s %12s %12s %9s %11s\n", "subs", "op",
               "cpu ns/item", "raw ns/item", "cpu x raw", "wall items/s",
@@ -141,18 +156,18 @@ void CeilingReport(const std::string& endpoint, size_t batch, size_t batches) {
         }
       }
       Sample s[2][2];
-      s[0][0] = Measure(probe->get(), batches, batch, [&](size_t b) {
-        return bloom.MAdd(name, items[b]).ok();
-      });
-      s[0][1] = Measure(probe->get(), batches, batch, [&](size_t b) {
-        return RawBitfield(client->get(), items[b], spec, true);
-      });
-      s[1][0] = Measure(probe->get(), batches, batch, [&](size_t b) {
-        return bloom.MExists(name, items[b]).ok();
-      });
-      s[1][1] = Measure(probe->get(), batches, batch, [&](size_t b) {
-        return RawBitfield(client->get(), items[b], spec, false);
-      });
+      for (int op = 0; op < 2; op++) {
+        MeasurePair(
+            probe->get(), batches, batch,
+            [&](int side, size_t b) {
+              if (side == 1) {
+                return RawBitfield(client->get(), items[b], spec, op == 0);
+              }
+              return op == 0 ? bloom.MAdd(name, items[b]).ok()
+                             : bloom.MExists(name, items[b]).ok();
+            },
+            s[op]);
+      }
       for (int op = 0; op < 2; op++) {
         for (int side = 0; side < 2; side++) {
           v[op][side][0].push_back(s[op][side].cpu_ns_per_item);

@@ -102,6 +102,12 @@ class RedisBloomImpl final : public RedisBloom {
   absl::StatusOr<bool> LeanAdd(std::string_view name,
                                const std::vector<redis_bloom::HashPair>& h,
                                BloomAddResults* out);
+  // Appends MULTI, one BITFIELD SET of every probe in sub-filter
+  // newest_index of the items whose skip[i] is 0, EXEC.
+  void AppendTransaction(std::string_view name, size_t newest_index,
+                         const std::vector<redis_bloom::HashPair>& h,
+                         const std::vector<char>& skip,
+                         std::vector<RedisArgs>* out);
   // Reads the meta hash into the cache. NotFound when missing,
   // FailedPrecondition (WRONGTYPE) when the key is not a filter.
   absl::StatusOr<const Layout*> Fetch(std::string_view name);

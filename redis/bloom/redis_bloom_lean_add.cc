@@ -4,9 +4,10 @@
 // The lean add path of RedisBloomImpl (docs/redis_bloom.md, section 4,
 // "Lean adds"): a batch that fits in the newest sub-filter travels as plain
 // BITFIELD commands instead of one Lua script, so Redis spends on it little
-// more than the probes themselves cost. Three round trips:
+// more than the probes themselves cost. Two or three round trips:
 //
-//   1. WATCH bitmap:<L> (the key the next expansion would create), a tiny
+//   1. WATCH bitmap:<L> (the key the next expansion would create) and the
+//      guard key, a tiny
 //      claim script that reserves n slots of the newest sub-filter's
 //      capacity (HINCRBY link:<i>:items n, guarded by the layout token and
 //      the room left), and probe 0 of every item in every older sub-filter
@@ -14,9 +15,11 @@
 //      were all set, one round trip per round, while any are left.
 //   2. MULTI, one BITFIELD ... SET u1 <off> 1 ... on the newest sub-filter
 //      for the items absent from the older ones, EXEC. The old bits decide
-//      each reply; EXEC aborts when an expansion ran since step 1.
-//   3. A tiny settle script gives back the unused claim and counts the
-//      added items in inserted_count (skipped when the filter was deleted).
+//      each reply; EXEC aborts when an expansion ran since step 1. With one
+//      sub-filter this joins step 1's pipeline (one round trip): a refused
+//      claim touches the guard key, which aborts the EXEC.
+//   3. Only when some item was not added: a tiny settle script gives back
+//      the unused part of the claim (the claim counted all n as added).
 //
 // Anything unusual (no cached layout, a stale token, too little room, an
 // aborted EXEC) returns false and the caller runs the add script instead,
@@ -32,6 +35,7 @@
 #include "redis/bloom/redis_bloom_layout.h"
 #include "redis/bloom/redis_bloom_util.h"
 #include "redis/client/redis_client.h"
+#include "util/absl_compat.h"
 
 namespace siftdb {
 
@@ -41,45 +45,64 @@ using redis_bloom::HashPair;
 using redis_bloom::LinkSpec;
 using redis_bloom::ProbeBit;
 using redis_bloom::RedisBitOffset;
+using redis_bloom::UnexpectedReply;
 
 namespace {
 
-// KEYS[1] meta; ARGV token "<id>:<version>", n. Reserves n slots in the
-// newest sub-filter when they fit: {'OK', items after}, else {'FULL'} or
-// {'STALE'} (token differs or no filter), changing nothing.
+// KEYS[1] meta, KEYS[2] the guard key; ARGV token "<id>:<version>", n.
+// Reserves n slots in the
+// newest sub-filter when they fit, counting them as added in both its items
+// and inserted_count (the settle gives back what was not added): {'OK',
+// items after}, else {'FULL'} or {'STALE'} (token differs or no filter),
+// changing nothing but touching the guard (set and deleted at once; it never
+// exists), which aborts a transaction queued behind the claim.
 const char kClaimSource[] = R"lua(
 local m = KEYS[1]
-local cur = redis.call('HMGET', m, 'id', 'version', 'filters')
-if not cur[1] or (cur[1] .. ':' .. tostring(cur[2])) ~= ARGV[1] then
-  return {'STALE'}
+local function claim()
+  if redis.call('TYPE', m)['ok'] ~= 'hash' then return {'STALE'} end
+  local cur = redis.call('HMGET', m, 'id', 'version', 'filters')
+  if not cur[1] or (cur[1] .. ':' .. tostring(cur[2])) ~= ARGV[1] then
+    return {'STALE'}
+  end
+  local f = 'link:' .. (tonumber(cur[3]) - 1) .. ':'
+  local lim = redis.call('HMGET', m, f .. 'capacity', f .. 'items')
+  local n = tonumber(ARGV[2])
+  if tonumber(lim[2]) + n > tonumber(lim[1]) then return {'FULL'} end
+  redis.call('HINCRBY', m, 'inserted_count', n)
+  return {'OK', redis.call('HINCRBY', m, f .. 'items', n)}
 end
-local f = 'link:' .. (tonumber(cur[3]) - 1) .. ':'
-local lim = redis.call('HMGET', m, f .. 'capacity', f .. 'items')
-local n = tonumber(ARGV[2])
-if tonumber(lim[2]) + n > tonumber(lim[1]) then return {'FULL'} end
-return {'OK', redis.call('HINCRBY', m, f .. 'items', n)}
+local ok, r = pcall(claim)
+if ok and r[1] == 'OK' then return r end
+redis.call('SET', KEYS[2], '1')
+redis.call('DEL', KEYS[2])
+return ok and r or {'STALE'}
 )lua";
 
-// KEYS[1] meta; ARGV id, link index, unused claim, items added. Gives back
-// the unused part of a claim and counts the added items, unless the filter
-// was deleted (or recreated) since the claim. Replies 1 when applied.
+// KEYS[1] meta; ARGV id, link index, unused claim. Gives back the part of a
+// claim that was not added, unless the filter was deleted (or recreated)
+// since the claim. Replies 1 when applied.
 const char kSettleSource[] = R"lua(
 local m = KEYS[1]
 if redis.call('HGET', m, 'id') ~= ARGV[1] then return 0 end
-local unused, added = tonumber(ARGV[3]), tonumber(ARGV[4])
-if unused ~= 0 then
-  redis.call('HINCRBY', m, 'link:' .. ARGV[2] .. ':items', -unused)
-end
-if added ~= 0 then redis.call('HINCRBY', m, 'inserted_count', added) end
+local unused = tonumber(ARGV[3])
+redis.call('HINCRBY', m, 'link:' .. ARGV[2] .. ':items', -unused)
+redis.call('HINCRBY', m, 'inserted_count', -unused)
 return 1
 )lua";
 
 // EVAL (not EVALSHA) so that the call can share a pipeline with other
 // commands; Redis caches the compiled script by its text's digest.
-RedisArgs EvalArgs(const char* source, const std::string& meta) {
+RedisArgs EvalArgs(const char* source, const std::string& meta,
+                   const std::string& guard) {
   RedisArgs a;
-  a.Add("EVAL").Add(source).Add("1").Add(meta);
+  a.Add("EVAL").Add(source).Add("2").Add(meta).Add(guard);
   return a;
+}
+
+// A key in the filter's hash tag that never exists at rest: the claim
+// script sets and deletes it to abort the caller's watched transaction.
+std::string GuardKey(std::string_view name) {
+  return absl::StrCat("bf:{", AsAbsl(name), "}:guard");
 }
 
 bool IsStatus(const RedisReply& r, std::string_view text) {
@@ -156,15 +179,19 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
   const ChainLink& newest = layout->links.back();
   if (n == 0 || newest.items + n > newest.spec.capacity) return false;
   const std::string meta = MetaKey(name);
+  const std::string guard = GuardKey(name);
   const std::string id = layout->id;
   const std::vector<ChainLink> links = layout->links;
   const size_t older = newest_index;
+  // Without older sub-filters the transaction joins the claim's pipeline:
+  // a refused claim touches the guard key, so the EXEC aborts.
+  const bool one_trip = older == 0;
 
-  // Round trip 1: watch for an expansion, claim room, probe 0 in the older
-  // sub-filters.
+  // Round trip 1: watch for an expansion (and the guard), claim room, probe
+  // 0 in the older sub-filters, or (one_trip) the transaction.
   std::vector<RedisArgs> first;
-  first.push_back(RedisArgs{"WATCH", BitmapKey(name, links.size())});
-  first.push_back(EvalArgs(kClaimSource, meta));
+  first.push_back(RedisArgs{"WATCH", BitmapKey(name, links.size()), guard});
+  first.push_back(EvalArgs(kClaimSource, meta, guard));
   first.back().Add(layout->token()).AddUint(n);
   for (size_t j = 0; j < older; j++) {
     RedisArgs a;
@@ -175,10 +202,13 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
     }
     first.push_back(std::move(a));
   }
+  std::vector<char> in_older(n, 0);
+  if (one_trip) AppendTransaction(name, newest_index, h, in_older, &first);
   int64_t reconnects = client_->reconnects();
   absl::StatusOr<std::vector<RedisReply>> r1 = client_->Pipeline(first);
   if (!r1.ok()) return r1.status();
-  // A resent claim may have run twice: the count may be high by n.
+  // A resent claim may have run twice (counts high by up to n), a resent
+  // transaction without its first run's WATCH.
   if (client_->reconnects() != reconnects) {
     out->ambiguous_retries++;
     reconnects = client_->reconnects();
@@ -187,42 +217,111 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
   if (!claim.is_array() || claim.elements().empty() ||
       !IsStatus(claim.elements()[0], "OK")) {
     // STALE, FULL, or an error (say, the meta key is no longer a hash):
-    // nothing was claimed; the add script decides and words any error.
-    (void)client_->Command({"UNWATCH"});
+    // nothing was claimed, and a transaction in this pipeline aborted on
+    // the touched guard; the add script decides and words any error.
+    if (one_trip && !r1->back().is_nil()) {
+      return UnexpectedReply(*client_, name, r1->back());
+    }
+    if (!one_trip) (void)client_->Command({"UNWATCH"});
     cache_.erase(std::string(name));
     return false;
   }
   // After a claim every way out settles it. Unexpected replies (a key
   // replaced by another type meanwhile) hand the batch to the add script.
   auto give_back = [&]() -> absl::StatusOr<bool> {
-    (void)client_->Command({"UNWATCH"});
-    RedisArgs undo = EvalArgs(kSettleSource, meta);
-    undo.Add(id).AddUint(newest_index).AddUint(n).AddUint(0);
+    if (!one_trip) (void)client_->Command({"UNWATCH"});
+    RedisArgs undo = EvalArgs(kSettleSource, meta, guard);
+    undo.Add(id).AddUint(newest_index).AddUint(n);
     absl::StatusOr<RedisReply> r = client_->Command(undo);
     if (!r.ok()) return r.status();
     cache_.erase(std::string(name));
     return false;
   };
-  const uint64_t claimed_items =
-      claim.elements().size() > 1
-          ? static_cast<uint64_t>(claim.elements()[1].integer())
-          : newest.items + n;
+  const uint64_t claimed_items = static_cast<uint64_t>(
+      claim.elements().size() > 1 ? claim.elements()[1].integer() : 0);
 
-  // Items present in an older sub-filter answer 0 and are not added.
-  std::vector<char> in_older(n, 0);
-  absl::StatusOr<bool> found = FindInOlder(client_, name, links, older, h,
-                                           &(*r1)[2], reconnects, &in_older);
-  if (!found.ok()) return found.status();
-  if (!*found) return give_back();
+  const RedisReply* exec = nullptr;
+  absl::StatusOr<std::vector<RedisReply>> r2;
+  if (one_trip) {
+    exec = &r1->back();
+  } else {
+    // Items present in an older sub-filter answer 0 and are not added.
+    absl::StatusOr<bool> found = FindInOlder(client_, name, links, older, h,
+                                             &(*r1)[2], reconnects, &in_older);
+    if (!found.ok()) return found.status();
+    if (!*found) return give_back();
+    if (std::count(in_older.begin(), in_older.end(), 1) ==
+        static_cast<std::ptrdiff_t>(n)) {
+      (void)client_->Command({"UNWATCH"});
+    } else {
+      // Round trip 2: the bits, atomically, unless an expansion ran.
+      std::vector<RedisArgs> tx;
+      AppendTransaction(name, newest_index, h, in_older, &tx);
+      reconnects = client_->reconnects();
+      r2 = client_->Pipeline(tx);
+      if (!r2.ok()) return r2.status();
+      // The resent transaction ran without the WATCH, and the first one
+      // may have run: its new items now answer 0 and are not counted.
+      if (client_->reconnects() != reconnects) out->ambiguous_retries++;
+      exec = &r2->back();
+    }
+  }
 
-  // Round trip 2: the bits, atomically, unless an expansion ran meanwhile.
-  const LinkSpec& spec = newest.spec;
+  std::vector<char> added(n, 0);
+  uint64_t count = 0;
+  const bool aborted = exec != nullptr && exec->is_nil();
+  if (exec != nullptr && !aborted) {
+    const uint32_t k = newest.spec.hashes;
+    const uint64_t sent = n - std::count(in_older.begin(), in_older.end(), 1);
+    if (!exec->is_array() || exec->elements().size() != 1 ||
+        !exec->elements()[0].is_array() ||
+        exec->elements()[0].elements().size() != sent * k) {
+      return give_back();
+    }
+    const std::vector<RedisReply>& bits = exec->elements()[0].elements();
+    size_t at = 0;
+    for (uint64_t i = 0; i < n; i++) {
+      if (in_older[i]) continue;
+      bool changed = false;
+      for (uint32_t p = 0; p < k; p++) changed |= bits[at++].integer() == 0;
+      added[i] = changed;
+      count += changed;
+    }
+  }
+
+  // Last round trip, only when some item was not added (or the transaction
+  // aborted): give back the unused part of the claim.
+  if (aborted || count < n) {
+    RedisArgs settle = EvalArgs(kSettleSource, meta, guard);
+    settle.Add(id).AddUint(newest_index).AddUint(n - count);
+    reconnects = client_->reconnects();
+    absl::StatusOr<RedisReply> r4 = client_->Command(settle);
+    if (!r4.ok()) return r4.status();
+    if (client_->reconnects() != reconnects) out->ambiguous_retries++;
+    if (r4->is_error()) return BloomScriptError(*client_, name, *r4);
+    if (aborted || r4->integer() != 1) {
+      cache_.erase(std::string(name));
+      return false;
+    }
+  }
+  layout->links.back().items = claimed_items - (n - count);
+  layout->items += count;
+  out->added.reserve(out->added.size() + n);
+  for (uint64_t i = 0; i < n; i++) out->added.push_back(added[i] != 0);
+  return true;
+}
+
+void RedisBloomImpl::AppendTransaction(std::string_view name,
+                                       size_t newest_index,
+                                       const std::vector<HashPair>& h,
+                                       const std::vector<char>& skip,
+                                       std::vector<RedisArgs>* out) {
+  const LinkSpec& spec =
+      cache_.find(std::string(name))->second->links[newest_index].spec;
   RedisArgs set;
   set.Add("BITFIELD").Add(BitmapKey(name, newest_index));
-  uint64_t sent = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    if (in_older[i]) continue;
-    sent++;
+  for (size_t i = 0; i < h.size(); i++) {
+    if (skip[i]) continue;
     for (uint32_t p = 0; p < spec.hashes; p++) {
       set.Add("SET")
           .Add("u1")
@@ -230,61 +329,9 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
           .Add("1");
     }
   }
-  std::vector<char> added(n, 0);
-  uint64_t count = 0;
-  bool aborted = false;
-  if (sent == 0) {
-    (void)client_->Command({"UNWATCH"});
-  } else {
-    reconnects = client_->reconnects();
-    std::vector<RedisArgs> tx;
-    tx.push_back(RedisArgs{"MULTI"});
-    tx.push_back(std::move(set));
-    tx.push_back(RedisArgs{"EXEC"});
-    absl::StatusOr<std::vector<RedisReply>> r3 = client_->Pipeline(tx);
-    if (!r3.ok()) return r3.status();
-    // The resent transaction ran without the WATCH, and the first one may
-    // have run: its new items now answer 0 and are not counted.
-    if (client_->reconnects() != reconnects) out->ambiguous_retries++;
-    const RedisReply& exec = (*r3)[2];
-    if (exec.is_nil()) {
-      aborted = true;
-    } else if (exec.is_error() || !exec.is_array() ||
-               exec.elements().size() != 1 || !exec.elements()[0].is_array() ||
-               exec.elements()[0].elements().size() != sent * spec.hashes) {
-      return give_back();
-    } else {
-      const RedisReply& bits = exec.elements()[0];
-      size_t at = 0;
-      for (uint64_t i = 0; i < n; i++) {
-        if (in_older[i]) continue;
-        bool changed = false;
-        for (uint32_t p = 0; p < spec.hashes; p++) {
-          changed |= bits.elements()[at++].integer() == 0;
-        }
-        added[i] = changed;
-        count += changed;
-      }
-    }
-  }
-
-  // Round trip 3: give back the unused claim, count the added items.
-  RedisArgs settle = EvalArgs(kSettleSource, meta);
-  settle.Add(id).AddUint(newest_index).AddUint(n - count).AddUint(count);
-  reconnects = client_->reconnects();
-  absl::StatusOr<RedisReply> r4 = client_->Command(settle);
-  if (!r4.ok()) return r4.status();
-  if (client_->reconnects() != reconnects) out->ambiguous_retries++;
-  if (r4->is_error()) return BloomScriptError(*client_, name, *r4);
-  if (aborted || r4->integer() != 1) {
-    cache_.erase(std::string(name));
-    return false;
-  }
-  layout->links.back().items = claimed_items - (n - count);
-  layout->items += count;
-  out->added.reserve(out->added.size() + n);
-  for (uint64_t i = 0; i < n; i++) out->added.push_back(added[i] != 0);
-  return true;
+  out->push_back(RedisArgs{"MULTI"});
+  out->push_back(std::move(set));
+  out->push_back(RedisArgs{"EXEC"});
 }
 
 }  // namespace siftdb
