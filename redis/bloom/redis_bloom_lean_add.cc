@@ -166,6 +166,54 @@ absl::StatusOr<bool> FindInOlder(RedisClient* client, std::string_view name,
   }
 }
 
+// Round trip 1's commands: WATCH of the next sub-filter's key and the
+// guard, the claim of h.size() slots, and probe 0 of every item in every
+// sub-filter older than the newest.
+std::vector<RedisArgs> ClaimPipeline(std::string_view name,
+                                     const std::vector<ChainLink>& links,
+                                     const std::string& token,
+                                     const std::vector<HashPair>& h) {
+  const std::string guard = GuardKey(name);
+  std::vector<RedisArgs> first;
+  first.push_back(
+      RedisArgs{"WATCH", RedisBloom::BitmapKey(name, links.size()), guard});
+  first.push_back(EvalArgs(kClaimSource, RedisBloom::MetaKey(name), guard));
+  first.back().Add(token).AddUint(h.size());
+  for (size_t j = 0; j + 1 < links.size(); j++) {
+    RedisArgs a;
+    a.Add("BITFIELD_RO").Add(RedisBloom::BitmapKey(name, j));
+    for (const HashPair& hp : h) {
+      a.Add("GET").Add("u1").AddUint(
+          RedisBitOffset(ProbeBit(hp, 0, links[j].spec.bits)));
+    }
+    first.push_back(std::move(a));
+  }
+  return first;
+}
+
+// Reads the EXEC reply of AppendTransaction's transaction: item i (not
+// skipped) was added when one of its k old bits was 0. false when the reply
+// is not one BITFIELD array of the expected length.
+bool ReadAdded(const RedisReply& exec, const std::vector<char>& skip,
+               uint32_t k, std::vector<char>* added, uint64_t* count) {
+  const uint64_t sent = skip.size() - std::count(skip.begin(), skip.end(), 1);
+  if (!exec.is_array() || exec.elements().size() != 1 ||
+      !exec.elements()[0].is_array() ||
+      exec.elements()[0].elements().size() != sent * k) {
+    return false;
+  }
+  const std::vector<RedisReply>& bits = exec.elements()[0].elements();
+  size_t at = 0;
+  for (size_t i = 0; i < skip.size(); i++) {
+    if (skip[i]) continue;
+    bool changed = false;
+    for (uint32_t p = 0; p < k; p++) changed |= bits[at++].integer() == 0;
+    (*added)[i] = changed;
+    *count += changed;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
@@ -189,19 +237,7 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
 
   // Round trip 1: watch for an expansion (and the guard), claim room, probe
   // 0 in the older sub-filters, or (one_trip) the transaction.
-  std::vector<RedisArgs> first;
-  first.push_back(RedisArgs{"WATCH", BitmapKey(name, links.size()), guard});
-  first.push_back(EvalArgs(kClaimSource, meta, guard));
-  first.back().Add(layout->token()).AddUint(n);
-  for (size_t j = 0; j < older; j++) {
-    RedisArgs a;
-    a.Add("BITFIELD_RO").Add(BitmapKey(name, j));
-    for (const HashPair& hp : h) {
-      a.Add("GET").Add("u1").AddUint(
-          RedisBitOffset(ProbeBit(hp, 0, links[j].spec.bits)));
-    }
-    first.push_back(std::move(a));
-  }
+  std::vector<RedisArgs> first = ClaimPipeline(name, links, layout->token(), h);
   std::vector<char> in_older(n, 0);
   if (one_trip) AppendTransaction(name, newest_index, h, in_older, &first);
   int64_t reconnects = client_->reconnects();
@@ -270,23 +306,9 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
   std::vector<char> added(n, 0);
   uint64_t count = 0;
   const bool aborted = exec != nullptr && exec->is_nil();
-  if (exec != nullptr && !aborted) {
-    const uint32_t k = newest.spec.hashes;
-    const uint64_t sent = n - std::count(in_older.begin(), in_older.end(), 1);
-    if (!exec->is_array() || exec->elements().size() != 1 ||
-        !exec->elements()[0].is_array() ||
-        exec->elements()[0].elements().size() != sent * k) {
-      return give_back();
-    }
-    const std::vector<RedisReply>& bits = exec->elements()[0].elements();
-    size_t at = 0;
-    for (uint64_t i = 0; i < n; i++) {
-      if (in_older[i]) continue;
-      bool changed = false;
-      for (uint32_t p = 0; p < k; p++) changed |= bits[at++].integer() == 0;
-      added[i] = changed;
-      count += changed;
-    }
+  if (exec != nullptr && !aborted &&
+      !ReadAdded(*exec, in_older, newest.spec.hashes, &added, &count)) {
+    return give_back();
   }
 
   // Last round trip, only when some item was not added (or the transaction
