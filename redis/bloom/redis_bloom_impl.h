@@ -119,6 +119,8 @@ class RedisBloomImpl final : public RedisBloom {
   absl::flat_hash_map<std::string, std::unique_ptr<Layout>> cache_;
   std::mt19937_64 rng_;
   bool lean_adds_ = true;
+  // Whether this connection's user may run what lean adds send.
+  bool lean_checked_ = false;
 };
 
 }  // namespace siftdb

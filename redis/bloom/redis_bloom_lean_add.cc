@@ -221,6 +221,23 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
                                              BloomAddResults* out) {
   auto cached = cache_.find(std::string(name));
   if (cached == cache_.end()) return false;
+  if (!lean_checked_) {
+    // A Redis user refused EVAL, WATCH or MULTI would let the pipelined
+    // BITFIELD run unguarded: such a connection keeps to the add script.
+    std::vector<RedisArgs> probe;
+    probe.push_back(RedisArgs{"WATCH", GuardKey(name)});
+    probe.push_back(RedisArgs{"EVAL", "return 1", "0"});
+    probe.push_back(RedisArgs{"MULTI"});
+    probe.push_back(RedisArgs{"DISCARD"});
+    probe.push_back(RedisArgs{"UNWATCH"});
+    absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(probe);
+    if (!r.ok()) return r.status();
+    lean_checked_ = true;
+    for (const RedisReply& reply : *r) {
+      if (reply.is_error()) lean_adds_ = false;
+    }
+    if (!lean_adds_) return false;
+  }
   Layout* layout = cached->second.get();
   const uint64_t n = h.size();
   const size_t newest_index = layout->links.size() - 1;

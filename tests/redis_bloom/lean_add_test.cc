@@ -142,6 +142,36 @@ TEST_F(LeanAddTest, MatchesSetModel) {
   ExpectConsistent(&bloom, "m");
 }
 
+// A Redis user refused MULTI (or EVAL, WATCH) would let the lean path's
+// BITFIELD run outside its transaction, and the add script rerun after it
+// would answer 0 for new items: such a connection keeps to the script.
+TEST_F(LeanAddTest, UserWithoutMultiKeepsToTheScript) {
+  auto admin = Connect();
+  auto acl = admin->Command({"ACL", "SETUSER", "nomulti", "on", ">pw", "~*",
+                             "&*", "+@all", "-multi"});
+  ASSERT_TRUE(acl.ok() && !acl->is_error()) << (acl.ok() ? acl->str() : "");
+  RedisClientOptions o = ClientOptions();
+  o.username = "nomulti";
+  o.password = "pw";
+  auto c = RedisClient::Connect(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  RedisBloomImpl bloom(c->get());
+  ASSERT_TRUE(bloom.Reserve("u", 0.0001, 10000, 2).ok());
+  uint64_t ones = 0;
+  for (int round = 0; round < 5; round++) {
+    auto r = bloom.MAdd("u", Range("u", round * 100, round * 100 + 100));
+    ASSERT_TRUE(r.ok()) << r.status();
+    for (bool b : r->added) {
+      EXPECT_TRUE(b);
+      ones += b;
+    }
+  }
+  auto card = bloom.Card("u");
+  ASSERT_TRUE(card.ok());
+  EXPECT_EQ(static_cast<uint64_t>(*card), ones);
+  (void)admin->Command({"ACL", "DELUSER", "nomulti"});
+}
+
 // 8 clients add overlapping items (every item by several clients, and
 // repeated) while the filter expands: the counts equal the number of 1
 // replies, no item gets two 1 replies, and every item exists afterwards.
