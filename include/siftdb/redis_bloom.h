@@ -19,14 +19,20 @@
 //
 // Atomicity: every mutating call is one Lua script run by EVALSHA (reloaded
 // on NOSCRIPT), so concurrent clients never split an add from its count or
-// race a sub-filter's creation. An MAdd batch of up to kMaxScriptItems
-// travels in one script call; larger ones are split into consecutive atomic
-// calls. MExists reads only: a filter with one sub-filter is probed without a
-// script in two MULTI/EXEC rounds (every item's first bit, then the other
-// bits of the items whose first bit is set), a chain by one read-only script
-// call per kMaxScriptItems items (docs/redis_bloom.md). Connection errors are
-// retried with exponential backoff until retry_deadline; a retried add can only
-// report an item as already present (0), never lose it or count it twice.
+// race a sub-filter's creation; except that a batch fitting in the newest
+// sub-filter takes the lean path (a claim on its capacity, one watched
+// BITFIELD transaction, a settle of the counts; docs/redis_bloom.md, "Lean
+// adds"), whose replies and final counts are the same. An MAdd batch of up
+// to kMaxScriptItems is one atomic step; larger ones are split into
+// consecutive atomic steps. MExists reads only: a filter whose newest
+// sub-filter is large is probed without a script, sub-filter by sub-filter
+// newest first, each in two MULTI/EXEC rounds (every item's first bit, then
+// the other bits of the items whose first bit is set); one whose bit arrays
+// are small by one read-only script call per kMaxScriptItems items
+// (docs/redis_bloom.md). Connection errors are retried with exponential
+// backoff until retry_deadline; a retried add never loses an item, but may
+// report it as already present (0), and a retried lean step may leave the
+// counts off by up to its batch (BloomAddResults::ambiguous_retries).
 //
 // Errors: absl::Status values with messages naming the filter; statuses that
 // correspond to a RedisBloom error reply carry that reply's exact text as a
@@ -113,6 +119,11 @@ struct SIFTDB_EXPORT BloomInfo {
 struct SIFTDB_EXPORT BloomAddResults {
   std::vector<bool> added;
   absl::Status stopped;
+  // Steps resent after a connection error whose first attempt may have run
+  // (docs/redis_bloom.md, "Lean adds"). Items are never lost by them, but
+  // each may leave the filter's counts off by at most its batch (at most
+  // kMaxScriptItems) and report some new items as 0. Usually 0.
+  int64_t ambiguous_retries = 0;
 };
 
 struct SIFTDB_EXPORT BloomDumpChunk {

@@ -244,6 +244,7 @@ absl::StatusOr<BloomAddResults> RedisBloomImpl::AddBatch(
         AddChunk(name, items, begin, end, mode, create);
     if (!part.ok()) return part.status();
     all.added.insert(all.added.end(), part->added.begin(), part->added.end());
+    all.ambiguous_retries += part->ambiguous_retries;
     if (!part->stopped.ok()) {
       all.stopped = part->stopped;
       break;
@@ -258,6 +259,16 @@ absl::StatusOr<BloomAddResults> RedisBloomImpl::AddChunk(
   const uint64_t n = end - begin;
   std::vector<redis_bloom::HashPair> h(n);
   for (size_t i = 0; i < n; i++) h[i] = redis_bloom::HashItem(items[begin + i]);
+
+  int64_t ambiguous = 0;
+  if (lean_adds_ && mode != CreateMode::kReserve) {
+    BloomAddResults lean;
+    absl::StatusOr<bool> done = LeanAdd(name, h, &lean);
+    if (!done.ok()) return done.status();
+    if (*done) return lean;
+    // Not applied: only a resent claim can have moved a count.
+    ambiguous = lean.ambiguous_retries;
+  }
 
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     const bool last = attempt == kMaxAttempts - 1;
@@ -360,9 +371,13 @@ absl::StatusOr<BloomAddResults> RedisBloomImpl::AddChunk(
       }
     }
 
+    const int64_t reconnects = client_->reconnects();
     absl::StatusOr<RedisReply> reply =
         client_->Eval(redis_bloom::AddScript(), {MetaKey(name)}, args);
     if (!reply.ok()) return reply.status();
+    // A resent script whose first run went through answers 0 for the items
+    // it added; counts stay exact.
+    if (client_->reconnects() != reconnects) ambiguous++;
     if (reply->is_error()) {
       if (reply->str().rfind("WRONGTYPE", 0) == 0 ||
           reply->str() == "ERR not found") {
@@ -403,6 +418,7 @@ absl::StatusOr<BloomAddResults> RedisBloomImpl::AddChunk(
     cache_[std::string(name)] = std::move(fresh);
 
     BloomAddResults out;
+    out.ambiguous_retries = ambiguous;
     out.added.reserve(results.size());
     for (char c : results) {
       if (c == '1' || c == '0') {

@@ -1,8 +1,10 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// RedisBloom's membership queries (Exists, MExists): one sub-filter is
-// probed without a script, a chain through the read-only exists script
+// RedisBloom's membership queries (Exists, MExists): a filter whose newest
+// sub-filter is large is probed without a script, sub-filter by sub-filter;
+// one whose bit arrays are small enough to copy, through the read-only
+// exists script
 // (redis/bloom/redis_bloom_scripts.cc). See redis/bloom/redis_bloom.cc for the
 // client cache and its token.
 
@@ -86,20 +88,20 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> ReadBits(
   return std::optional<std::vector<uint8_t>>(std::move(out));
 }
 
-// Membership in a filter of one sub-filter, without a script, in two rounds
-// of MULTI + token + one BITFIELD_RO + EXEC: probe 0 of every item, then the
+// Membership in sub-filter `link`, without a script, in two rounds of
+// MULTI + token + one BITFIELD_RO + EXEC: probe 0 of every item, then the
 // other probes of the items whose probe 0 was set. An absent item usually
 // stops at its first bit, so a batch of absent items costs about one probe
 // per item instead of `hashes`; a batch of present items pays one more round
 // trip. Bits are never cleared while the token holds, so an item whose probe
 // 0 was set stays so: the answer is that of the second read.
 // nullopt: the token changed, refresh and retry.
-absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
+absl::StatusOr<std::optional<std::vector<bool>>> ExistsInLink(
     RedisClient* client, std::string_view name,
-    const RedisBloomImpl::Layout& layout,
+    const RedisBloomImpl::Layout& layout, size_t link,
     const std::vector<redis_bloom::HashPair>& h) {
-  const LinkSpec& spec = layout.links[0].spec;
-  const std::string key = RedisBloom::BitmapKey(name, 0);
+  const LinkSpec& spec = layout.links[link].spec;
+  const std::string key = RedisBloom::BitmapKey(name, link);
   const std::string token = layout.token();
   std::vector<uint64_t> offsets(h.size());
   for (size_t i = 0; i < h.size(); i++) {
@@ -142,6 +144,36 @@ absl::StatusOr<std::optional<std::vector<bool>>> ExistsInSingleLink(
       if ((**rest)[g] == 0) all = false;
     }
     out[i] = all;
+  }
+  return std::optional<std::vector<bool>>(std::move(out));
+}
+
+// Membership in a chain whose newest sub-filter is too large to copy into
+// a script: ExistsInLink on each sub-filter, newest first (it holds the most
+// items), for the items not found yet. Every round checks the token, and
+// bits are never cleared while it holds, so an item found stays found.
+absl::StatusOr<std::optional<std::vector<bool>>> ExistsInChain(
+    RedisClient* client, std::string_view name,
+    const RedisBloomImpl::Layout& layout,
+    const std::vector<redis_bloom::HashPair>& h) {
+  std::vector<bool> out(h.size(), false);
+  std::vector<size_t> left(h.size());
+  for (size_t i = 0; i < h.size(); i++) left[i] = i;
+  for (size_t j = layout.links.size(); j-- > 0 && !left.empty();) {
+    std::vector<redis_bloom::HashPair> sub(left.size());
+    for (size_t i = 0; i < left.size(); i++) sub[i] = h[left[i]];
+    absl::StatusOr<std::optional<std::vector<bool>>> found =
+        ExistsInLink(client, name, layout, j, sub);
+    if (!found.ok() || !found->has_value()) return found;
+    std::vector<size_t> still;
+    for (size_t i = 0; i < left.size(); i++) {
+      if ((**found)[i]) {
+        out[left[i]] = true;
+      } else {
+        still.push_back(left[i]);
+      }
+    }
+    left = std::move(still);
   }
   return std::optional<std::vector<bool>>(std::move(out));
 }
@@ -192,9 +224,9 @@ absl::StatusOr<std::vector<bool>> RedisBloomImpl::ExistsChunk(
       return layout.status();
     }
     const std::vector<ChainLink>& links = (*layout)->links;
-    if (links.size() == 1 && !UseBulkProbes(links[0].spec, n)) {
+    if (!UseBulkProbes(links.back().spec, n)) {
       absl::StatusOr<std::optional<std::vector<bool>>> direct =
-          ExistsInSingleLink(client_, name, **layout, h);
+          ExistsInChain(client_, name, **layout, h);
       if (!direct.ok()) return direct.status();
       if (direct->has_value()) return std::move(**direct);
       cache_.erase(std::string(name));

@@ -25,6 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "redis/bloom/redis_bloom_layout.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 
@@ -70,6 +71,12 @@ class RedisBloomImpl final : public RedisBloom {
   // Per-filter client state (cached layout); redis_bloom_util.h.
   struct Layout;
 
+  // Whether MAdd/Insert may use the lean path (plain BITFIELD commands and
+  // two tiny scripts, redis_bloom_lean_add.cc) for batches that fit in the
+  // newest sub-filter; default true. false runs every add as the add script
+  // (tests compare the two; the script is also the fallback).
+  void set_lean_adds(bool on) { lean_adds_ = on; }
+
  private:
   enum class CreateMode { kReserve, kAdd, kNoCreate };
   struct CreateParams {
@@ -88,6 +95,19 @@ class RedisBloomImpl final : public RedisBloom {
   absl::StatusOr<std::vector<bool>> ExistsChunk(
       std::string_view name, const std::vector<std::string_view>& items,
       size_t begin, size_t end);
+  // The lean add of one chunk (items' hashes h) when the cached layout says
+  // it fits in the newest sub-filter: appends the replies to out->added and
+  // returns true, or returns false having changed nothing that counts (the
+  // caller then runs the add script).
+  absl::StatusOr<bool> LeanAdd(std::string_view name,
+                               const std::vector<redis_bloom::HashPair>& h,
+                               BloomAddResults* out);
+  // Appends MULTI, one BITFIELD SET of every probe in sub-filter
+  // newest_index of the items whose skip[i] is 0, EXEC.
+  void AppendTransaction(std::string_view name, size_t newest_index,
+                         const std::vector<redis_bloom::HashPair>& h,
+                         const std::vector<char>& skip,
+                         std::vector<RedisArgs>* out);
   // Reads the meta hash into the cache. NotFound when missing,
   // FailedPrecondition (WRONGTYPE) when the key is not a filter.
   absl::StatusOr<const Layout*> Fetch(std::string_view name);
@@ -98,6 +118,9 @@ class RedisBloomImpl final : public RedisBloom {
   RedisClient* client_;
   absl::flat_hash_map<std::string, std::unique_ptr<Layout>> cache_;
   std::mt19937_64 rng_;
+  bool lean_adds_ = true;
+  // Whether this connection's user may run what lean adds send.
+  bool lean_checked_ = false;
 };
 
 }  // namespace siftdb
