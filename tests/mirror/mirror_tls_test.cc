@@ -6,18 +6,39 @@
 // the test), and RemoteFilter reads it back through rediss:// with no false
 // negative; a reader given the wrong CA is refused, naming the cause.
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/mirror/mirror_test_util.h"
+#include "tests/support/paths.h"
 #include "tests/support/redis_tls.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
 namespace {
+
+// sift_probe with `args`; its exit status, and stdout then stderr.
+int RunSiftProbe(const TempDir& io, const std::string& args,
+                 std::string* output) {
+  const std::string out = io.Join("probe.out");
+  const std::string cmd = BinaryDir() + "/tools/sift_probe " + args +
+                          " </dev/null >" + out + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *output = ss.str();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 TEST(MirrorTlsTest, EngineAndReaderOverTls) {
   SIFTDB_REQUIRE_REDIS_TLS();
@@ -53,6 +74,19 @@ TEST(MirrorTlsTest, EngineAndReaderOverTls) {
   absl::Status s;
   EXPECT_EQ(CountNo(reader->get(), keys, &s), 0u);
   EXPECT_TRUE(s.ok()) << s;
+
+  // sift_probe takes the same URL.
+  if (access((BinaryDir() + "/tools/sift_probe").c_str(), X_OK) == 0) {
+    TempDir io;
+    std::string out;
+    const int rc = RunSiftProbe(io,
+                                absl::StrCat("--redis='", url, "' --name=tls ",
+                                             keys[5], " ", keys[2999]),
+                                &out);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_NE(out.find("maybe " + keys[5]), std::string::npos) << out;
+    EXPECT_NE(out.find("status: OK"), std::string::npos) << out;
+  }
 
   // A reader with the wrong CA is refused, and says why.
   ro.endpoints = {absl::StrCat("rediss://", tls->tls_endpoint(),
