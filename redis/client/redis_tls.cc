@@ -352,6 +352,9 @@ absl::Status RedisTlsConnection::WaitFor(int ssl_error, absl::Time deadline,
 absl::Status RedisTlsConnection::SslError(std::string_view what, int ret,
                                           int ssl_error) const {
   std::string detail;
+  // The server went away without a TLS alert we could read.
+  bool hung_up =
+      ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN;
   const long verify = SSL_get_verify_result(ssl_);  // NOLINT(runtime/int)
   if (context_->options().verify_peer && verify != X509_V_OK) {
     ERR_clear_error();
@@ -367,14 +370,15 @@ absl::Status RedisTlsConnection::SslError(std::string_view what, int ret,
   } else {
     unsigned long code = 0;  // NOLINT(runtime/int)
     detail = OpenSslReason(absl::StrCat("TLS error ", ssl_error), &code);
+    hung_up = ERR_GET_LIB(code) == ERR_LIB_SSL &&
+              ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
     if (IsCredentialAlert(code)) {
       return absl::UnauthenticatedError(absl::StrFormat(
           "redis %s: %s: the server refused our credentials: %s", endpoint_,
           what, detail));
     }
   }
-  if (certificate_requested_ && !replied_ &&
-      (ssl_error == SSL_ERROR_SYSCALL || ssl_error == SSL_ERROR_ZERO_RETURN)) {
+  if (certificate_requested_ && !replied_ && hung_up) {
     // TLS 1.3: the server refuses a missing client certificate after the
     // client's side of the handshake is done, and its alert is often lost
     // to the reset our first command causes.
