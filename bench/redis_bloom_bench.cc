@@ -15,12 +15,17 @@
 // RedisBloom's 1.57 MB per million items and the theoretical 9.59 bits, and
 // the cost of a batch that triggers an expansion.
 //
-// and last the ceiling report (bench/redis_bloom_ceiling.h): lean MAdd and
+// then the ceiling report (bench/redis_bloom_ceiling.h): lean MAdd and
 // MExists beside the raw BITFIELD floors with 1, 2 and 4 sub-filters.
+// With --tls the local server also listens for TLS (a self-signed
+// certificate made with the openssl command), and a last table compares
+// Exists (one item), MExists and MAdd (batches of --batch) through plain TCP
+// and TLS, alternating, three rounds: medians and TLS/plain ratios.
+// --benchmark_filter=NONE skips the Google Benchmark part.
 //
-//   redis_bloom_bench [--redis=127.0.0.1:6379] [--batch=1000]
+//   redis_bloom_bench [--redis=127.0.0.1:6379|URL] [--batch=1000]
 //                     [--memory_items=1000000] [--ceiling_batches=200]
-//                     [--only_ceiling] [benchmark flags]
+//                     [--only_ceiling] [--tls] [benchmark flags]
 
 #include <fcntl.h>
 #include <hiredis.h>
@@ -39,6 +44,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/bench_tls.h"
 #include "bench/redis_bloom_ceiling.h"
 #include "benchmark/benchmark.h"
 #include "redis/bloom/redis_bloom_impl.h"
@@ -59,10 +65,16 @@ bool g_only_ceiling = false;
 // A redis-server child on a free port, killed at exit.
 class LocalRedis {
  public:
-  bool Start() {
+  // With `tls`, also a TLS port (port + 1) with a self-signed certificate.
+  bool Start(bool tls = false) {
     char tmpl[] = "/tmp/siftdb-bench-redis-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return false;
     dir_ = tmpl;
+    tls_ = tls;
+    if (tls && !siftdb::bench::MakeSelfSignedCert(dir_)) {
+      std::fprintf(stderr, "openssl could not make a certificate\n");
+      return false;
+    }
     for (int attempt = 0; attempt < 5 && pid_ <= 0; attempt++) {
       port_ = 20000 + static_cast<int>(getpid() % 20000) + attempt * 7;
       pid_ = fork();
@@ -72,10 +84,27 @@ class LocalRedis {
         dup2(null_fd, 0);
         dup2(null_fd, 1);
         dup2(null_fd, 2);
-        std::string port = absl::StrCat(port_);
-        execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind",
-               "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-               dir_.c_str(), static_cast<char*>(nullptr));
+        std::vector<std::string> args = {"redis-server",
+                                         "--port",
+                                         absl::StrCat(port_),
+                                         "--bind",
+                                         "127.0.0.1",
+                                         "--save",
+                                         "",
+                                         "--appendonly",
+                                         "no",
+                                         "--dir",
+                                         dir_};
+        if (tls_) {
+          for (const std::string& t :
+               siftdb::bench::TlsServerArgs(dir_, port_ + 1)) {
+            args.push_back(t);
+          }
+        }
+        std::vector<char*> argv;
+        for (std::string& arg : args) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        execvp("redis-server", argv.data());
         _exit(127);
       }
       for (int i = 0; i < 200; i++) {
@@ -102,8 +131,11 @@ class LocalRedis {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   std::string endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
+  // rediss:// to the TLS port (Start(true) only).
+  std::string tls_url() const { return siftdb::bench::TlsUrl(dir_, port_ + 1); }
 
  private:
+  bool tls_ = false;
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;
@@ -422,11 +454,63 @@ void ExpansionReport() {
   }
 }
 
+// Microseconds per call of `op`, `calls` times.
+template <typename Op>
+double MicrosPerCall(int calls, const Op& op) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; i++) op(i);
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now() - t0)
+             .count() /
+         calls;
+}
+
+void TlsReport(const std::string& plain, const std::string& tls) {
+  std::printf(
+      "\nTLS beside plain TCP (same server; us per call, medians of 3 "
+      "rounds; batches of %zu)\n",
+      g_batch);
+  std::vector<double> exists[2], mexists[2], madd[2];
+  for (int round = 0; round < 3; round++) {
+    for (int t = 0; t < 2; t++) {
+      g_endpoint = t == 0 ? plain : tls;
+      auto client = Connect();
+      RedisBloomImpl bloom(client.get());
+      const std::string name = absl::StrCat("tls-", round, "-", t);
+      (void)bloom.Delete(name);
+      (void)bloom.Reserve(name, 0.01, 2000000);
+      madd[t].push_back(MicrosPerCall(200, [&](int i) {
+        (void)bloom.MAdd(
+            name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
+      }));
+      mexists[t].push_back(MicrosPerCall(200, [&](int i) {
+        (void)bloom.MExists(
+            name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
+      }));
+      exists[t].push_back(MicrosPerCall(5000, [&](int i) {
+        (void)bloom.Exists(name, absl::StrCat("t", i));
+      }));
+      (void)bloom.Delete(name);
+    }
+  }
+  g_endpoint = plain;
+  using siftdb::bench::Median;
+  std::printf("  %-22s %10s %10s %10s\n", "median us/call", "plain", "tls",
+              "tls/plain");
+  for (auto [label, v] : {std::pair{"Exists (1 item)", exists},
+                          std::pair{"MExists (batch)", mexists},
+                          std::pair{"MAdd (batch)", madd}}) {
+    std::printf("  %-22s %10.1f %10.1f %10.2f\n", label, Median(v[0]),
+                Median(v[1]), Median(v[1]) / Median(v[0]));
+  }
+}
+
 }  // namespace
 }  // namespace siftdb
 
 int main(int argc, char** argv) {
   std::vector<char*> rest;
+  bool tls = false;
   for (int i = 0; i < argc; i++) {
     std::string a = argv[i];
     if (a.rfind("--redis=", 0) == 0) {
@@ -437,6 +521,8 @@ int main(int argc, char** argv) {
       siftdb::g_ceiling_batches = std::stoul(a.substr(18));
     } else if (a == "--only_ceiling") {
       siftdb::g_only_ceiling = true;
+    } else if (a == "--tls") {
+      tls = true;
     } else if (a.rfind("--memory_items=", 0) == 0) {
       siftdb::g_memory_items = std::stoul(a.substr(15));
     } else {
@@ -444,8 +530,12 @@ int main(int argc, char** argv) {
     }
   }
   siftdb::LocalRedis local;
+  if (tls && !siftdb::g_endpoint.empty()) {
+    std::fprintf(stderr, "--tls starts its own redis-server: no --redis\n");
+    return 2;
+  }
   if (siftdb::g_endpoint.empty()) {
-    if (!local.Start()) {
+    if (!local.Start(tls)) {
       std::fprintf(stderr, "could not start redis-server (is it installed?)\n");
       return 1;
     }
@@ -462,5 +552,6 @@ int main(int argc, char** argv) {
   }
   siftdb::CeilingReport(siftdb::g_endpoint, siftdb::g_batch,
                         siftdb::g_ceiling_batches);
+  if (tls) siftdb::TlsReport(local.endpoint(), local.tls_url());
   return 0;
 }

@@ -3,10 +3,11 @@
 //
 // remote_filter_bench: what the Redis mirror of the filters costs writers,
 // and how fast remote readers pre-check keys, against a local redis-server
-// that this program starts itself (or --redis=HOST:PORT).
+// that this program starts itself (or --redis=HOST:PORT, or a URL such as
+// rediss://host:port?ca_cert=/ca.pem: docs/redis_client.md).
 //
-//   remote_filter_bench [--redis=HOST:PORT] [--num=200000]
-//                       [--probe_keys=1000000] [--batch=10000]
+//   remote_filter_bench [--redis=HOST:PORT|URL] [--num=200000]
+//                       [--probe_keys=1000000] [--batch=10000] [--tls]
 //
 // 1. fillrandom (one Put of a 16-byte key and a 100-byte value per write,
 //    keys in random order) with the mirror off, async and sync, with 1 and
@@ -20,6 +21,12 @@
 //    ("warm") and after ClearCache ("cold": the batch also fetches every
 //    table filter it needs), with round trips per batch; and single-key
 //    MayContain calls (one round trip each).
+//
+// 3. --tls: the local server also listens for TLS (a self-signed
+//    certificate made with the openssl command); after the above, PING and
+//    single-threaded fillrandom (mirror sync and async) run through plain
+//    TCP and TLS alternately, three rounds, and the medians and TLS/plain
+//    ratios are printed.
 //
 // Custom main (not Google Benchmark's runner): each figure is one timed run
 // of a whole workload, printed as a table.
@@ -46,6 +53,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/bench_tls.h"
 #include "db/db_impl.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/db.h"
@@ -66,10 +74,16 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
 // exit.
 class LocalRedis {
  public:
-  bool Start() {
+  // With `tls`, also a TLS port (port + 1) with a self-signed certificate.
+  bool Start(bool tls = false) {
     char tmpl[] = "/tmp/siftdb-rfbench-redis-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return false;
     dir_ = tmpl;
+    tls_ = tls;
+    if (tls && !siftdb::bench::MakeSelfSignedCert(dir_)) {
+      std::fprintf(stderr, "openssl could not make a certificate\n");
+      return false;
+    }
     for (int attempt = 0; attempt < 5; attempt++) {
       port_ = 21000 + static_cast<int>((getpid() * 13 + attempt * 101) % 20000);
       pid_ = fork();
@@ -79,10 +93,27 @@ class LocalRedis {
         dup2(null_fd, 0);
         dup2(null_fd, 1);
         dup2(null_fd, 2);
-        std::string port = absl::StrCat(port_);
-        execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind",
-               "127.0.0.1", "--save", "", "--appendonly", "no", "--dir",
-               dir_.c_str(), static_cast<char*>(nullptr));
+        std::vector<std::string> args = {"redis-server",
+                                         "--port",
+                                         absl::StrCat(port_),
+                                         "--bind",
+                                         "127.0.0.1",
+                                         "--save",
+                                         "",
+                                         "--appendonly",
+                                         "no",
+                                         "--dir",
+                                         dir_};
+        if (tls_) {
+          for (const std::string& t :
+               siftdb::bench::TlsServerArgs(dir_, port_ + 1)) {
+            args.push_back(t);
+          }
+        }
+        std::vector<char*> argv;
+        for (std::string& arg : args) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        execvp("redis-server", argv.data());
         _exit(127);
       }
       for (int i = 0; i < 200; i++) {
@@ -109,8 +140,11 @@ class LocalRedis {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   std::string endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
+  // rediss:// to the TLS port (Start(true) only).
+  std::string tls_url() const { return siftdb::bench::TlsUrl(dir_, port_ + 1); }
 
  private:
+  bool tls_ = false;
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;
@@ -160,8 +194,8 @@ long long Field(const std::string& text, const std::string& name) {
   return std::atoll(text.c_str() + p + name.size() + 1);
 }
 
-// One fillrandom (or fillsync) run; prints a row.
-void Fill(const char* label, Mode mode, int threads, bool sync, int num) {
+// One fillrandom (or fillsync) run; prints a row and returns its ops/s.
+double Fill(const char* label, Mode mode, int threads, bool sync, int num) {
   const std::string dir = FreshDir();
   const std::string name = absl::StrFormat("bench%d", g_run);
   auto db = siftdb::DB::Open(DbOptions(mode, name), dir);
@@ -225,6 +259,7 @@ void Fill(const char* label, Mode mode, int threads, bool sync, int num) {
   std::fflush(stdout);
   db->reset();
   std::filesystem::remove_all(dir);
+  return ops / secs;
 }
 
 // CPU seconds used so far by this process (all threads).
@@ -376,10 +411,40 @@ void Probe() {
   std::filesystem::remove_all(dir);
 }
 
+// --tls: the same server through plain TCP and through TLS, alternating,
+// three rounds; medians and TLS/plain ratios of a PING round trip and of
+// single-threaded fillrandom with the mirror sync and async.
+void TlsReport(const std::string& plain, const std::string& tls) {
+  std::printf("\nTLS beside plain TCP (same server; medians of 3 rounds)\n");
+  std::vector<double> ping[2], sync_ops[2], async_ops[2];
+  for (int round = 0; round < 3; round++) {
+    for (int t = 0; t < 2; t++) {
+      g_endpoint = t == 0 ? plain : tls;
+      ping[t].push_back(PingMicros());
+      sync_ops[t].push_back(
+          Fill(t == 0 ? "plain" : "tls", Mode::kSync, 1, false, g_num));
+      async_ops[t].push_back(
+          Fill(t == 0 ? "plain" : "tls", Mode::kAsync, 1, false, g_num));
+    }
+  }
+  g_endpoint = plain;
+  using siftdb::bench::Median;
+  std::printf("%-28s %12s %12s %10s\n", "median", "plain", "tls", "tls/plain");
+  std::printf("%-28s %12.1f %12.1f %10.2f\n", "PING round trip (us)",
+              Median(ping[0]), Median(ping[1]),
+              Median(ping[1]) / Median(ping[0]));
+  std::printf("%-28s %12.0f %12.0f %10.2f\n", "fillrandom sync 1t (ops/s)",
+              Median(sync_ops[0]), Median(sync_ops[1]),
+              Median(sync_ops[1]) / Median(sync_ops[0]));
+  std::printf("%-28s %12.0f %12.0f %10.2f\n", "fillrandom async 1t (ops/s)",
+              Median(async_ops[0]), Median(async_ops[1]),
+              Median(async_ops[1]) / Median(async_ops[0]));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool fill = true, probe = true;
+  bool fill = true, probe = true, tls = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a.rfind("--redis=", 0) == 0) {
@@ -396,6 +461,8 @@ int main(int argc, char** argv) {
       g_threads = a.substr(10);
     } else if (a.rfind("--repeat=", 0) == 0) {
       g_repeat = std::max(1, std::atoi(a.c_str() + 9));
+    } else if (a == "--tls") {
+      tls = true;
     } else if (a == "--fill_only") {
       probe = false;
     } else if (a == "--probe_only") {
@@ -405,13 +472,17 @@ int main(int argc, char** argv) {
                    "usage: remote_filter_bench [--redis=HOST:PORT] "
                    "[--num=N] [--probe_keys=N] [--batch=N] [--fill_only|"
                    "--probe_only] [--modes=off,async,sync,fillsync] "
-                   "[--threads=1,8] [--repeat=N]\n");
+                   "[--threads=1,8] [--repeat=N] [--tls]\n");
       return 2;
     }
   }
   LocalRedis local;
+  if (tls && !g_endpoint.empty()) {
+    std::fprintf(stderr, "--tls starts its own redis-server: no --redis\n");
+    return 2;
+  }
   if (g_endpoint.empty()) {
-    if (!local.Start()) {
+    if (!local.Start(tls)) {
       std::fprintf(stderr, "could not start redis-server (is it installed?)\n");
       return 1;
     }
@@ -450,5 +521,6 @@ int main(int argc, char** argv) {
     }
   }
   if (probe) Probe();
+  if (tls) TlsReport(local.endpoint(), local.tls_url());
   return 0;
 }

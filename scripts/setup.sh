@@ -12,6 +12,7 @@ PACKAGES=(
   libabsl-dev libsnappy-dev liblz4-dev libzstd-dev libgtest-dev libgmock-dev
   libbenchmark-dev
   libhiredis-dev libxxhash-dev redis-server redis-tools
+  libssl-dev openssl
   clang libclang-rt-14-dev
 )
 # Optional extras asked for by name, e.g. SIFTDB_EXTRA_PACKAGES="libleveldb-dev".

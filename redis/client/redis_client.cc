@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "redis/client/hiredis_reply.h"
 #include "redis/client/redis_url.h"
 #include "util/absl_compat.h"
 
@@ -26,65 +27,63 @@ timeval DurationToTimeval(absl::Duration d) {
   return absl::ToTimeval(d);
 }
 
-RedisReply Convert(const redisReply* r) {
-  switch (r->type) {
-    case REDIS_REPLY_STRING:
-      return RedisReply::String(std::string(r->str, r->len));
-    case REDIS_REPLY_STATUS:
-      return RedisReply::Status(std::string(r->str, r->len));
-    case REDIS_REPLY_ERROR:
-      return RedisReply::Error(std::string(r->str, r->len));
-    case REDIS_REPLY_INTEGER:
-      return RedisReply::Integer(r->integer);
-    case REDIS_REPLY_ARRAY: {
-      std::vector<RedisReply> elements;
-      elements.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; i++) {
-        elements.push_back(Convert(r->element[i]));
-      }
-      return RedisReply::Array(std::move(elements));
-    }
-    default:
-      return RedisReply::Nil();
-  }
-}
-
 std::string_view FirstWord(std::string_view text) {
   size_t space = text.find(' ');
   return space == std::string_view::npos ? text : text.substr(0, space);
-}
-
-// One command on a raw context. Unavailable when the connection fails; a
-// server error is returned as a kError reply.
-absl::StatusOr<RedisReply> RunOnContext(redisContext* ctx,
-                                        const std::vector<std::string>& argv,
-                                        std::string_view endpoint) {
-  std::vector<const char*> ptrs;
-  std::vector<size_t> lens;
-  for (const std::string& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
-  }
-  void* raw = redisCommandArgv(ctx, static_cast<int>(argv.size()), ptrs.data(),
-                               lens.data());
-  if (raw == nullptr) {
-    return absl::UnavailableError(
-        absl::StrFormat("redis %s: %s: %s", endpoint, argv[0],
-                        ctx->errstr[0] != '\0' ? ctx->errstr : "no reply"));
-  }
-  RedisReply reply = Convert(static_cast<redisReply*>(raw));
-  freeReplyObject(raw);
-  return reply;
 }
 
 std::string SentinelText(const RedisClientOptions& o) {
   return absl::StrFormat("sentinel master '%s'", o.master_name);
 }
 
+// A short-lived connection to a Sentinel, plain (hiredis) or TLS.
+class SentinelConnection {
+ public:
+  SentinelConnection() = default;
+  SentinelConnection(const SentinelConnection&) = delete;
+  SentinelConnection& operator=(const SentinelConnection&) = delete;
+  ~SentinelConnection() {
+    if (ctx_ != nullptr) redisFree(ctx_);
+  }
+
+  // The failure text (for the "no Sentinel named the master" list) or "".
+  std::string Open(const RedisEndpoint& ep, const std::string& name,
+                   const std::shared_ptr<const RedisTlsContext>& tls,
+                   absl::Duration timeout) {
+    name_ = name;
+    if (tls != nullptr) {
+      absl::StatusOr<std::unique_ptr<RedisTlsConnection>> c =
+          RedisTlsConnection::Connect(tls, ep.host, ep.port, name, timeout,
+                                      timeout);
+      if (!c.ok()) return std::string(c.status().message());
+      tls_ = std::move(*c);
+      return "";
+    }
+    timeval tv = DurationToTimeval(timeout);
+    ctx_ = redisConnectWithTimeout(ep.host.c_str(), ep.port, tv);
+    if (ctx_ == nullptr || ctx_->err != 0) {
+      return absl::StrFormat("%s: connect: %s", name,
+                             ctx_ == nullptr ? "out of memory" : ctx_->errstr);
+    }
+    redisSetTimeout(ctx_, tv);
+    return "";
+  }
+
+  absl::StatusOr<RedisReply> Run(const std::vector<std::string>& argv) {
+    if (tls_ != nullptr) return tls_->Run(argv);
+    return RunOnHiredis(ctx_, argv, name_);
+  }
+
+ private:
+  std::string name_;
+  redisContext* ctx_ = nullptr;
+  std::unique_ptr<RedisTlsConnection> tls_;
+};
+
 }  // namespace
 
 void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options) {
-  if (url.scheme == RedisUrlScheme::kSentinel) {
+  if (url.is_sentinel()) {
     options->sentinels = url.endpoints;
     options->master_name = url.master_name;
     options->endpoint.clear();
@@ -100,7 +99,14 @@ void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options) {
   if (url.username.has_value()) options->username = *url.username;
   if (url.password.has_value()) options->password = *url.password;
   if (url.database.has_value()) options->database = *url.database;
-  if (url.scheme == RedisUrlScheme::kRediss) options->tls = true;
+  if (url.is_tls()) {
+    options->tls = true;
+    options->tls_options.ca_file = url.tls.ca_cert;
+    options->tls_options.cert_file = url.tls.cert;
+    options->tls_options.key_file = url.tls.key;
+    options->tls_options.server_name = url.tls.sni;
+    options->tls_options.verify_peer = url.tls.verify_peer;
+  }
 }
 
 bool IsTransientServerError(std::string_view error_text) {
@@ -180,12 +186,14 @@ RedisScript::RedisScript(std::string source)
       }()) {}
 
 RedisClient::RedisClient(const RedisClientOptions& options,
-                         RedisEndpoint endpoint)
+                         RedisEndpoint endpoint,
+                         std::shared_ptr<const RedisTlsContext> tls_context)
     : options_(options),
       endpoint_(std::move(endpoint)),
       endpoint_text_(!options.master_name.empty()  ? SentinelText(options)
                      : endpoint_.unix_path.empty() ? endpoint_.ToString()
-                                                   : endpoint_.unix_path) {}
+                                                   : endpoint_.unix_path),
+      tls_context_(std::move(tls_context)) {}
 
 RedisClient::~RedisClient() { Close(); }
 
@@ -194,6 +202,13 @@ void RedisClient::Close() {
     redisFree(ctx_);
     ctx_ = nullptr;
   }
+  tls_.reset();
+}
+
+absl::StatusOr<RedisReply> RedisClient::RunOnConnection(
+    const std::vector<std::string>& argv) {
+  if (tls_ != nullptr) return tls_->Run(argv);
+  return RunOnHiredis(ctx_, argv, endpoint_text_);
 }
 
 absl::Status RedisClient::ContextError(std::string_view what) const {
@@ -207,7 +222,6 @@ absl::Status RedisClient::ContextError(std::string_view what) const {
 
 absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
   std::vector<std::string> errors;
-  timeval tv = DurationToTimeval(options_.connect_timeout);
   const size_t n = options_.sentinels.size();
   for (size_t i = 0; i < n; i++) {
     // Start from the Sentinel that answered last, so a dead or blackholed
@@ -216,15 +230,13 @@ absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
     const std::string& sentinel = options_.sentinels[index];
     absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(sentinel);
     if (!ep.ok()) return ep.status();
-    redisContext* c = redisConnectWithTimeout(ep->host.c_str(), ep->port, tv);
-    if (c == nullptr || c->err != 0) {
-      errors.push_back(
-          absl::StrFormat("%s: connect: %s", sentinel,
-                          c == nullptr ? "out of memory" : c->errstr));
-      if (c != nullptr) redisFree(c);
+    SentinelConnection c;
+    std::string failed =
+        c.Open(*ep, sentinel, tls_context_, options_.connect_timeout);
+    if (!failed.empty()) {
+      errors.push_back(std::move(failed));
       continue;
     }
-    redisSetTimeout(c, tv);
     absl::StatusOr<RedisReply> reply = RedisReply::Nil();
     if (!options_.sentinel_password.empty()) {
       std::vector<std::string> auth = {"AUTH"};
@@ -232,10 +244,9 @@ absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
         auth.push_back(options_.sentinel_username);
       }
       auth.push_back(options_.sentinel_password);
-      reply = RunOnContext(c, auth, sentinel);
+      reply = c.Run(auth);
       if (reply.ok() && reply->is_error()) {
         const std::string text = reply->str();
-        redisFree(c);
         // A refused AUTH is a configuration error, not an outage.
         return absl::UnauthenticatedError(
             absl::StrFormat("redis sentinel %s: AUTH: %s", sentinel, text));
@@ -243,13 +254,10 @@ absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
     }
     if (!reply.ok()) {
       errors.push_back(std::string(reply.status().message()));
-      redisFree(c);
       continue;
     }
-    reply = RunOnContext(
-        c, {"SENTINEL", "get-master-addr-by-name", options_.master_name},
-        sentinel);
-    redisFree(c);
+    reply =
+        c.Run({"SENTINEL", "get-master-addr-by-name", options_.master_name});
     if (!reply.ok()) {
       errors.push_back(std::string(reply.status().message()));
       continue;
@@ -290,8 +298,7 @@ absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
 }
 
 absl::Status RedisClient::VerifyMaster() {
-  absl::StatusOr<RedisReply> role =
-      RunOnContext(ctx_, {"ROLE"}, endpoint_text_);
+  absl::StatusOr<RedisReply> role = RunOnConnection({"ROLE"});
   if (!role.ok()) return role.status();
   if (role->is_error()) return ServerErrorStatus("ROLE", *role);
   if (!role->is_array() || role->elements().empty() ||
@@ -318,27 +325,37 @@ absl::Status RedisClient::Open() {
     endpoint_ = std::move(*master);
     endpoint_text_ = endpoint_.ToString();
   }
-  timeval tv = DurationToTimeval(options_.connect_timeout);
-  ctx_ =
-      endpoint_.unix_path.empty()
-          ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, tv)
-          : redisConnectUnixWithTimeout(endpoint_.unix_path.c_str(), tv);
-  if (ctx_ == nullptr || ctx_->err != 0) {
-    absl::Status s = ContextError("connect");
-    Close();
-    return s;
+  if (tls_context_ != nullptr) {
+    absl::StatusOr<std::unique_ptr<RedisTlsConnection>> conn =
+        RedisTlsConnection::Connect(
+            tls_context_, endpoint_.host, endpoint_.port, endpoint_text_,
+            options_.connect_timeout, options_.command_timeout);
+    if (!conn.ok()) return conn.status();
+    tls_ = std::move(*conn);
+  } else {
+    timeval tv = DurationToTimeval(options_.connect_timeout);
+    ctx_ = endpoint_.unix_path.empty()
+               ? redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port,
+                                         tv)
+               : redisConnectUnixWithTimeout(endpoint_.unix_path.c_str(), tv);
+    if (ctx_ == nullptr || ctx_->err != 0) {
+      absl::Status s = ContextError("connect");
+      Close();
+      return s;
+    }
+    if (options_.command_timeout > absl::ZeroDuration()) {
+      redisSetTimeout(ctx_, DurationToTimeval(options_.command_timeout));
+    }
+    if (endpoint_.unix_path.empty()) redisEnableKeepAlive(ctx_);
   }
-  if (options_.command_timeout > absl::ZeroDuration()) {
-    redisSetTimeout(ctx_, DurationToTimeval(options_.command_timeout));
-  }
-  if (endpoint_.unix_path.empty()) redisEnableKeepAlive(ctx_);
 
   auto simple = [&](const std::vector<std::string>& argv,
                     std::string_view what) -> absl::Status {
-    absl::StatusOr<RedisReply> reply = RunOnContext(ctx_, argv, endpoint_text_);
-    absl::Status s = !reply.ok()         ? ContextError(what)
-                     : reply->is_error() ? ServerErrorStatus(what, *reply)
-                                         : absl::OkStatus();
+    absl::StatusOr<RedisReply> reply = RunOnConnection(argv);
+    absl::Status s =
+        !reply.ok() ? (tls_ != nullptr ? reply.status() : ContextError(what))
+        : reply->is_error() ? ServerErrorStatus(what, *reply)
+                            : absl::OkStatus();
     if (!s.ok()) Close();
     return s;
   };
@@ -373,11 +390,6 @@ absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
     if (!url.ok()) return url.status();
     ApplyRedisUrl(*url, &options);
   }
-  if (options.tls) {
-    return absl::UnimplementedError(
-        "redis: TLS (rediss://) is not built yet in this siftdb; use "
-        "redis:// or a TLS proxy");
-  }
   RedisEndpoint ep;
   if (options.master_name.empty()) {
     absl::StatusOr<RedisEndpoint> parsed =
@@ -398,7 +410,20 @@ absl::StatusOr<std::unique_ptr<RedisClient>> RedisClient::Connect(
       }
     }
   }
-  std::unique_ptr<RedisClient> client(new RedisClient(options, ep));
+  std::shared_ptr<const RedisTlsContext> tls_context;
+  if (options.tls) {
+    if (!ep.unix_path.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "redis %s: TLS is for TCP endpoints, not unix sockets",
+          ep.ToString()));
+    }
+    absl::StatusOr<std::shared_ptr<const RedisTlsContext>> made =
+        RedisTlsContext::Create(options.tls_options);
+    if (!made.ok()) return made.status();
+    tls_context = std::move(*made);
+  }
+  std::unique_ptr<RedisClient> client(
+      new RedisClient(options, ep, std::move(tls_context)));
   absl::Time deadline = absl::Now() + options.retry_deadline;
   absl::Duration backoff = options.initial_backoff;
   while (true) {
@@ -415,6 +440,16 @@ absl::Status RedisClient::TryRoundtrip(const std::string& encoded, size_t count,
                                        std::vector<RedisReply>* replies) {
   replies->clear();
   replies->reserve(count);
+  if (tls_ != nullptr) {
+    absl::Status s = tls_->Write(encoded, name);
+    for (size_t i = 0; s.ok() && i < count; i++) {
+      RedisReply reply;
+      s = tls_->ReadReply(&reply, name);
+      if (!s.ok()) break;
+      replies->push_back(std::move(reply));
+    }
+    return s;
+  }
   if (redisAppendFormattedCommand(ctx_, encoded.data(), encoded.size()) !=
       REDIS_OK) {
     return ContextError(name);
@@ -424,7 +459,7 @@ absl::Status RedisClient::TryRoundtrip(const std::string& encoded, size_t count,
     if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
       return ContextError(name);
     }
-    replies->push_back(Convert(static_cast<redisReply*>(raw)));
+    replies->push_back(FromHiredisReply(static_cast<redisReply*>(raw)));
     freeReplyObject(raw);
   }
   return absl::OkStatus();
@@ -438,7 +473,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisClient::Roundtrip(
   std::vector<RedisReply> replies;
   while (true) {
     attempts++;
-    if (via_sentinel() && ctx_ != nullptr &&
+    if (via_sentinel() && connected() &&
         absl::Now() - last_resolve_ >= options_.sentinel_check_interval) {
       // Has a failover replaced our master? If the Sentinels cannot be
       // asked, keep the connection we have (ROLE checked it).
@@ -446,7 +481,7 @@ absl::StatusOr<std::vector<RedisReply>> RedisClient::Roundtrip(
       last_resolve_ = absl::Now();
       if (master.ok() && master->ToString() != endpoint_text_) Close();
     }
-    absl::Status s = ctx_ == nullptr ? Open() : absl::OkStatus();
+    absl::Status s = !connected() ? Open() : absl::OkStatus();
     if (s.ok()) {
       s = TryRoundtrip(encoded, count, name, &replies);
       if (!s.ok()) {

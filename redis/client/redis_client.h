@@ -21,7 +21,13 @@
 //     still up (and still says "master") is left within that interval.
 //     So a failover is followed within retry_deadline.
 //   * AUTH user pass (ACL) or AUTH pass, and SELECT, on every (re)connect.
-//   * A connect timeout and a command timeout (SO_RCVTIMEO/SO_SNDTIMEO).
+//   * TLS (tls set, or rediss:// / rediss+sentinel://): the connection is a
+//     RedisTlsConnection (redis/client/redis_tls.h: OpenSSL, owning its
+//     socket, parsing replies with hiredis's reader); with Sentinel, the
+//     Sentinel connections use TLS too. Without TLS the connection is a
+//     hiredis redisContext, exactly as before.
+//   * A connect timeout and a command timeout (SO_RCVTIMEO/SO_SNDTIMEO;
+//     over TLS, poll() deadlines around each write and each reply).
 //   * Binary-safe commands (RedisArgs) and pipelines (append N, read N).
 //   * Replies converted into owned RedisReply trees. A server error reply is
 //     a *successful* call returning a RedisReply of type kError: callers see
@@ -57,6 +63,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "redis/client/redis_reply.h"
+#include "redis/client/redis_tls.h"
 
 struct redisContext;
 
@@ -85,8 +92,11 @@ struct RedisClientOptions {
   // not been demoted yet (Sentinel demotes it only when it next sees it).
   // Zero: ask before every call.
   absl::Duration sentinel_check_interval = absl::Seconds(1);
-  // rediss://: TLS. Not built yet: Connect answers Unimplemented.
+  // TLS to the server (and, with Sentinel, to the Sentinels); set by
+  // rediss:// and rediss+sentinel:// URLs, whose query parameters fill
+  // tls_options. Not for unix sockets.
   bool tls = false;
+  RedisTlsOptions tls_options;
   absl::Duration connect_timeout = absl::Seconds(2);
   // Per command (socket read/write timeout). A timed-out command counts as a
   // connection error and is retried.
@@ -167,9 +177,10 @@ class RedisClient {
   int64_t reconnects() const { return reconnects_; }
 
  private:
-  RedisClient(const RedisClientOptions& options, RedisEndpoint endpoint);
+  RedisClient(const RedisClientOptions& options, RedisEndpoint endpoint,
+              std::shared_ptr<const RedisTlsContext> tls_context);
 
-  // Opens and authenticates a fresh connection into ctx_ (asking the
+  // Opens and authenticates a fresh connection into ctx_ or tls_ (asking the
   // Sentinels first, and checking ROLE after, when via_sentinel()).
   absl::Status Open();
   // Asks each Sentinel in turn for the master's address.
@@ -177,6 +188,11 @@ class RedisClient {
   // ROLE says "master", else Unavailable.
   absl::Status VerifyMaster();
   void Close();
+  bool connected() const { return ctx_ != nullptr || tls_ != nullptr; }
+  // One command on the open connection (plain or TLS); Unavailable when the
+  // connection failed, a server error as a kError reply.
+  absl::StatusOr<RedisReply> RunOnConnection(
+      const std::vector<std::string>& argv);
   // Sends `encoded` (count commands) and reads their replies, retrying
   // connection errors until the deadline.
   absl::StatusOr<std::vector<RedisReply>> Roundtrip(const std::string& encoded,
@@ -192,7 +208,10 @@ class RedisClient {
   const RedisClientOptions options_;
   RedisEndpoint endpoint_;  // changes when a Sentinel names a new master
   std::string endpoint_text_;
-  redisContext* ctx_ = nullptr;
+  redisContext* ctx_ = nullptr;  // plain TCP or unix socket
+  // options_.tls only: the SSL_CTX (made once) and the open connection.
+  std::shared_ptr<const RedisTlsContext> tls_context_;
+  std::unique_ptr<RedisTlsConnection> tls_;
   // RedisScript::id() -> the SHA-1 name SCRIPT LOAD returned on this client.
   absl::flat_hash_map<uint64_t, std::string> script_sha_;
   absl::Time last_resolve_ = absl::InfinitePast();  // via_sentinel() only
@@ -202,8 +221,9 @@ class RedisClient {
 };
 
 // Applies a parsed URL to `options`: endpoint (or the Sentinel fields),
-// and the user, password, database and TLS flag the URL names. Fields the
-// URL leaves out keep their values.
+// and the user, password, database, TLS flag and TLS options the URL names.
+// Fields the URL leaves out keep their values (a TLS URL sets every field of
+// tls_options).
 struct RedisUrl;
 void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options);
 

@@ -349,7 +349,7 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
     if (!url.ok()) return url.status();
     RedisConnectOptions applied = options;
     ApplyRedisUrl(*url, &applied.client);
-    if (url->scheme == RedisUrlScheme::kSentinel) {
+    if (url->is_sentinel()) {
       // A Sentinel-managed master is never a cluster node.
       absl::StatusOr<std::unique_ptr<RedisClient>> client =
           RedisClient::Connect(applied.client);

@@ -180,8 +180,8 @@ absl::Status ParseQuery(std::string_view scheme, std::string_view query,
                  absl::StrFormat("query parameter %s: malformed %%-escape",
                                  Quote(key)));
     }
-    const bool sentinel = url->scheme == RedisUrlScheme::kSentinel;
-    const bool tls = url->scheme == RedisUrlScheme::kRediss;
+    const bool sentinel = url->is_sentinel();
+    const bool tls = url->is_tls();
     if (sentinel && (key == "sentinel_user" || key == "sentinel_username")) {
       url->sentinel_username = std::move(*value);
     } else if (sentinel && key == "sentinel_password") {
@@ -198,10 +198,10 @@ absl::Status ParseQuery(std::string_view scheme, std::string_view query,
     } else if (tls && key == "sni") {
       url->tls.sni = std::move(*value);
     } else if (tls && key == "verify") {
-      if (*value != "yes" && *value != "no") {
+      if (*value != "yes" && *value != "no" && *value != "1" && *value != "0") {
         return Bad(scheme, "query parameter 'verify': expected yes or no");
       }
-      url->tls.verify_peer = *value == "yes";
+      url->tls.verify_peer = *value == "yes" || *value == "1";
     } else {
       return Bad(scheme, absl::StrFormat("query parameter %s is not known "
                                          "for this scheme",
@@ -267,16 +267,18 @@ absl::StatusOr<RedisUrl> ParseRedisUrl(std::string_view text) {
     url.scheme = RedisUrlScheme::kRediss;
   } else if (scheme == "redis+sentinel") {
     url.scheme = RedisUrlScheme::kSentinel;
+  } else if (scheme == "rediss+sentinel") {
+    url.scheme = RedisUrlScheme::kSentinelTls;
   } else if (scheme == "unix") {
     url.scheme = RedisUrlScheme::kUnix;
     return ParseUnix(scheme, rest, std::move(url));
   } else {
     return absl::InvalidArgumentError(absl::StrFormat(
         "redis URL: scheme %s is not one of redis, rediss, redis+sentinel, "
-        "unix",
+        "rediss+sentinel, unix",
         Quote(scheme)));
   }
-  const bool sentinel = url.scheme == RedisUrlScheme::kSentinel;
+  const bool sentinel = url.is_sentinel();
 
   // Userinfo ends at the last '@' (a password may hold '/', '?' or '#'
   // when its writer forgot to escape them; this keeps it out of the
@@ -354,6 +356,9 @@ std::string RedisUrl::Redacted() const {
       break;
     case RedisUrlScheme::kSentinel:
       out = "redis+sentinel://";
+      break;
+    case RedisUrlScheme::kSentinelTls:
+      out = "rediss+sentinel://";
       break;
   }
   if (username.has_value() || password.has_value()) {

@@ -10,6 +10,8 @@
 //   rediss://[[user]:password@]host[:port][/db][?tls options]   (TLS)
 //   redis+sentinel://[[user]:password@]host[:port][,host[:port]...]
 //       /master-name[/db][?sentinel_user=U&sentinel_password=P]
+//   rediss+sentinel://...    (as redis+sentinel://, every connection TLS;
+//                             takes the sentinel and the TLS parameters)
 //   unix:///path[?db=N]
 //
 // User, password, master name and query values are %XX-decoded. The plain
@@ -36,20 +38,22 @@
 namespace siftdb {
 
 enum class RedisUrlScheme {
-  kPlain,     // "host:port", "unix:/path", ...: no URL at all
-  kRedis,     // redis://
-  kRediss,    // rediss:// (TLS)
-  kSentinel,  // redis+sentinel://
-  kUnix,      // unix://
+  kPlain,        // "host:port", "unix:/path", ...: no URL at all
+  kRedis,        // redis://
+  kRediss,       // rediss:// (TLS)
+  kSentinel,     // redis+sentinel://
+  kSentinelTls,  // rediss+sentinel:// (Sentinels and master over TLS)
+  kUnix,         // unix://
 };
 
-// rediss:// query options (parsed now; the TLS transport is not built yet).
+// rediss:// and rediss+sentinel:// query options (RedisTlsOptions in
+// redis/client/redis_tls.h says what each does).
 struct RedisTlsUrlOptions {
   std::string ca_cert;      // ?ca_cert=/path (PEM bundle)
   std::string cert;         // ?cert=/path (client certificate)
   std::string key;          // ?key=/path (client key)
   std::string sni;          // ?sni=name (server name; default: the host)
-  bool verify_peer = true;  // ?verify=no turns verification off
+  bool verify_peer = true;  // ?verify=no (or 0) turns verification off
 };
 
 struct RedisUrl {
@@ -67,6 +71,14 @@ struct RedisUrl {
 
   // The URL rebuilt with every password replaced by "***".
   std::string Redacted() const;
+  bool is_sentinel() const {
+    return scheme == RedisUrlScheme::kSentinel ||
+           scheme == RedisUrlScheme::kSentinelTls;
+  }
+  bool is_tls() const {
+    return scheme == RedisUrlScheme::kRediss ||
+           scheme == RedisUrlScheme::kSentinelTls;
+  }
 };
 
 // True when `text` has the form "scheme://..." (as opposed to the plain

@@ -155,6 +155,8 @@ TEST(RedisUrlTest, BadFormsNameThePart) {
       {"redis+sentinel://s:1/m?sentinel_password", "no '='"},
       {"redis+sentinel://s:1/m?Hunter2Secret", "no '='"},
       {"rediss://h:1?verify=maybe", "verify"},
+      {"rediss+sentinel://s:1", "master name"},
+      {"rediss+sentinel://s:1/m?tls=1", "query parameter 'tls'"},
       {"unix://relative/path", "socket path"},
       {"unix:///p?user=x", "query parameter 'user'"},
       {"h:notaport", "bad port"},
@@ -235,13 +237,38 @@ TEST(RedisUrlTest, ApplyToClientOptions) {
   EXPECT_TRUE(t.tls);
 }
 
-TEST(RedisUrlTest, TlsConnectIsUnimplemented) {
+// The TLS query parameters reach RedisClientOptions::tls_options, and
+// rediss+sentinel:// is Sentinel with TLS.
+TEST(RedisUrlTest, TlsOptionsReachTheClient) {
   RedisClientOptions o;
-  o.endpoint = "rediss://:pw@127.0.0.1:1";
-  absl::StatusOr<std::unique_ptr<RedisClient>> c = RedisClient::Connect(o);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnimplemented) << c.status();
-  EXPECT_NE(c.status().message().find("TLS"), std::string::npos);
+  ApplyRedisUrl(MustParse("rediss://h:6380?ca_cert=/ca.pem&cert=/c.pem"
+                          "&key=/k.pem&sni=name.example&verify=0"),
+                &o);
+  EXPECT_TRUE(o.tls);
+  EXPECT_EQ(o.tls_options.ca_file, "/ca.pem");
+  EXPECT_EQ(o.tls_options.cert_file, "/c.pem");
+  EXPECT_EQ(o.tls_options.key_file, "/k.pem");
+  EXPECT_EQ(o.tls_options.server_name, "name.example");
+  EXPECT_FALSE(o.tls_options.verify_peer);
+  EXPECT_TRUE(MustParse("rediss://h:1?verify=1").tls.verify_peer);
+
+  RedisUrl url = MustParse(
+      "rediss+sentinel://:pw@s1:5000,s2/m/2?sentinel_password=q&ca_cert=/ca");
+  EXPECT_EQ(url.scheme, RedisUrlScheme::kSentinelTls);
+  EXPECT_TRUE(url.is_sentinel());
+  EXPECT_TRUE(url.is_tls());
+  EXPECT_EQ(url.endpoints, (std::vector<std::string>{"s1:5000", "s2:26379"}));
+  EXPECT_EQ(url.Redacted(),
+            "rediss+sentinel://:***@s1:5000,s2:26379/m/2?"
+            "sentinel_password=***&ca_cert=%2Fca");
+  RedisClientOptions s;
+  ApplyRedisUrl(url, &s);
+  EXPECT_TRUE(s.tls);
+  EXPECT_EQ(s.master_name, "m");
+  EXPECT_EQ(s.tls_options.ca_file, "/ca");
+  // TLS parameters belong to the TLS schemes only.
+  EXPECT_FALSE(ParseRedisUrl("redis+sentinel://s:1/m?ca_cert=/ca").ok());
+  EXPECT_FALSE(ParseRedisUrl("redis://h:1?verify=no").ok());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/redis_tls.h"
 #include "tests/support/temp_dir.h"
 #include "tests/tools/common_forms.h"
 #include "tests/tools/tool_runner.h"
@@ -120,10 +121,17 @@ TEST_F(SiftBfOptionsTest, RedisUrls) {
     EXPECT_THAT(r.err, HasSubstr(b.message)) << b.url;
     ExpectOneLine(r.err);
   }
-  // rediss:// parses; the connection says TLS is not built (exit 1).
-  r = Run({"-u", "rediss://:secret@127.0.0.1:" + port_, "PING"});
+  // rediss:// to a port that does not speak TLS: the handshake fails
+  // (exit 1), and the message does not quote the password.
+  r = Run(
+      {"--retry", "0", "-u", "rediss://:secret@127.0.0.1:" + port_, "PING"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("TLS (rediss://) is not built yet"));
+  EXPECT_THAT(r.err, HasSubstr("TLS handshake"));
+  EXPECT_THAT(r.err, Not(HasSubstr("secret")));
+  // The TLS flags need TLS.
+  r = Run({"--cacert", "/ca.pem", "-p", port_, "PING"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("need --tls"));
   // No message quotes the password, whatever the mistake.
   r = Run({"-u", "redis://u:Hunter2Pass@127.0.0.1:0", "PING"});
   EXPECT_EQ(r.exit_code, 2);
@@ -150,6 +158,43 @@ TEST(SiftProbeFormsTest, CommonForms) {
   ExpectCommonForms(FindTool("tools/sift_probe"), "sift_probe", "--batch",
                     {"--redis=127.0.0.1:1", "--name=n", "--batch=abc"},
                     dir.path());
+}
+
+// redis-cli's TLS flags, and -u rediss://, against redis-server --tls-port
+// with a CA made by the test.
+TEST(SiftBfTlsTest, TlsFlagsAndUrl) {
+  SIFTDB_REQUIRE_REDIS_TLS();
+  unsetenv("REDISCLI_AUTH");
+  const std::string tool = FindTool("tools/sift_bf");
+  ASSERT_FALSE(tool.empty()) << "sift_bf is not built";
+  TempDir dir;
+  auto files = MakeTestTlsFiles(dir.path());
+  ASSERT_TRUE(files.ok()) << files.status();
+  auto tls = StartTlsRedisServer(*files, "optional", {"--requirepass", "pw"});
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  const std::string port = std::to_string(tls->tls_port);
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--retry", "0", "-a", "pw"});
+    return RunTool(tool, args, dir.path());
+  };
+  ToolResult r = run(
+      {"--tls", "--cacert", files->ca_cert, "-p", port, "BF.ADD", "f", "x"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  r = run({"-u", "rediss://127.0.0.1:" + port + "?ca_cert=" + files->ca_cert,
+           "BF.EXISTS", "f", "x"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  r = run({"--tls", "--cacert", files->other_ca_cert, "-p", port, "PING"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("certificate verify failed"));
+  r = run({"--tls", "--cacert", files->other_ca_cert, "--insecure", "-p", port,
+           "PING"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "PONG\n");
+  r = run({"--tls", "--cacert", files->ca_cert, "--sni", "localhost", "--cert",
+           files->client_cert, "--key", files->client_key, "-p", port, "PING"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace

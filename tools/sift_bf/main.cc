@@ -65,7 +65,13 @@ const char kUsage[] =
     "                    redis+sentinel://[[user]:password@]host[:port]\n"
     "                    [,host[:port]...]/master[/db][?sentinel_user=U\n"
     "                    &sentinel_password=P], unix:///path[?db=N],\n"
-    "                    rediss://... (TLS: not built yet)\n"
+    "                    rediss://..., rediss+sentinel://... (TLS; query\n"
+    "                    ca_cert= cert= key= sni= verify=no)\n"
+    "  --tls             TLS to -h/-p (as redis-cli; verified by default)\n"
+    "  --cacert F        CA bundle (PEM) the server must chain to\n"
+    "  --cert F --key F  client certificate and key (PEM)\n"
+    "  --sni NAME        server name sent and verified (default: the host)\n"
+    "  --insecure        TLS without verifying the server (tests only)\n"
     "  --redis HOST:PORT host and port in one\n"
     "  --raw / --no-raw  raw replies / redis-cli's human format\n"
     "  --retry SECONDS   keep retrying the connection this long (5)\n"
@@ -98,6 +104,10 @@ struct Flags {
   // Set by -u with redis+sentinel://, rediss:// or unix:// (credentials
   // and database removed: they live in the fields here).
   std::optional<RedisUrl> server_url;
+  // --tls, --cacert, --cert, --key, --sni, --insecure: on top of the URL's.
+  bool tls = false;
+  bool insecure = false;
+  std::string cacert, cert, key, sni;
   int db = 0;
   int raw = -1;  // -1: raw unless stdout is a terminal
   double retry_seconds = 5;
@@ -126,7 +136,11 @@ enum class Opt {
   kDb,
   kUrl,
   kRedis,
-  kRetry
+  kRetry,
+  kCacert,
+  kCert,
+  kKey,
+  kSni
 };
 struct OptName {
   const char* name;
@@ -147,6 +161,10 @@ constexpr OptName kValueOptions[] = {
     {"-u", Opt::kUrl},
     {"--redis", Opt::kRedis},
     {"--retry", Opt::kRetry},
+    {"--cacert", Opt::kCacert},
+    {"--cert", Opt::kCert},
+    {"--key", Opt::kKey},
+    {"--sni", Opt::kSni},
 };
 
 void ApplyUrl(const std::string& text, Flags* f) {
@@ -225,6 +243,18 @@ void Apply(Opt opt, const std::string& name, const std::string& v, Flags* f) {
       f->server_url.reset();
       break;
     }
+    case Opt::kCacert:
+      f->cacert = v;
+      break;
+    case Opt::kCert:
+      f->cert = v;
+      break;
+    case Opt::kKey:
+      f->key = v;
+      break;
+    case Opt::kSni:
+      f->sni = v;
+      break;
     case Opt::kRetry:
       if (!absl::SimpleAtod(v, &f->retry_seconds) || !(f->retry_seconds >= 0) ||
           f->retry_seconds > 86400) {
@@ -270,6 +300,10 @@ Flags ParseFlags(int argc, char** argv) {
       std::printf("sift_bf (siftdb) %s\n", Version());
       std::exit(0);
     } else if (TakeValueOption(&i, argc, argv, &f)) {
+    } else if (a == "--tls") {
+      f.tls = true;
+    } else if (a == "--insecure") {
+      f.insecure = true;
     } else if (a == "--raw") {
       f.raw = 1;
     } else if (a == "--no-raw") {
@@ -289,6 +323,23 @@ Flags ParseFlags(int argc, char** argv) {
   return f;
 }
 
+// The TLS flags, over what a rediss:// URL said.
+void ApplyTlsFlags(const Flags& f, RedisClientOptions* options) {
+  if (f.tls) options->tls = true;
+  RedisTlsOptions& t = options->tls_options;
+  if (!f.cacert.empty()) t.ca_file = f.cacert;
+  if (!f.cert.empty()) t.cert_file = f.cert;
+  if (!f.key.empty()) t.key_file = f.key;
+  if (!f.sni.empty()) t.server_name = f.sni;
+  if (f.insecure) t.verify_peer = false;
+  if (!options->tls && (f.insecure || !f.cacert.empty() || !f.cert.empty() ||
+                        !f.key.empty() || !f.sni.empty())) {
+    UsageError(
+        "--cacert, --cert, --key, --sni and --insecure need --tls or "
+        "a rediss:// URL");
+  }
+}
+
 void Print(const RedisReply& reply, bool raw) {
   std::string out = raw ? FormatReplyRaw(reply) : FormatReplyTty(reply);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -304,6 +355,7 @@ int Run(int argc, char** argv) {
   options.password = flags.password.value_or("");
   options.database = flags.db;
   options.retry_deadline = absl::Seconds(flags.retry_seconds);
+  ApplyTlsFlags(flags, &options);
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(options);
   if (!client.ok()) {

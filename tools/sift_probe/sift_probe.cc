@@ -17,7 +17,8 @@
 // answered in pipelined batches of --batch keys (one Redis round trip per
 // batch while the mirror's table filters are cached). A summary goes to
 // stderr. --redis may list several comma-separated endpoints (Redis Cluster
-// seeds), or be one URL (redis://, redis+sentinel://, unix://; see
+// seeds), or be one URL (redis://, rediss://, redis+sentinel://,
+// rediss+sentinel://, unix://; TLS options are URL parameters; see
 // docs/redis_client.md). The password comes from --password, else the first
 // line of --password_file, else $SIFTDB_REDIS_PASSWORD. Exit status: 0 (answers
 // printed; "maybe" for everything when the mirror is unusable, with the reason
@@ -41,7 +42,8 @@
 
 ABSL_FLAG(std::string, redis, "",
           "Redis endpoint(s) HOST:PORT, comma-separated, or one URL: "
-          "redis://, redis+sentinel://, unix:// (docs/redis_client.md)");
+          "redis://, rediss:// (TLS), redis+sentinel://, rediss+sentinel://, "
+          "unix:// (docs/redis_client.md)");
 ABSL_FLAG(std::string, name, "", "The database's mirror name");
 ABSL_FLAG(std::string, user, "", "ACL user name");
 ABSL_FLAG(std::string, password, "",
