@@ -288,8 +288,10 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
       // falls as the debt nears a hard limit (db/write_controller.h).
       const bool l0 = IsLevel0(write_controller_.pressure());
       NoteWriteStall(
-          l0 ? "level0-slowdown" : "pending-compaction-bytes-slowdown",
-          [&] { return DescribeWritePressure(true); });
+          l0 ? "level0-slowdown" : "pending-compaction-bytes-slowdown", [&] {
+            mutex_.AssertHeld();  // the lambda runs under the caller's lock
+            return DescribeWritePressure(true);
+          });
       waited = true;
       mutex_.Unlock();
       const uint64_t start = env_->NowMicros();
@@ -309,6 +311,7 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
     } else if (imm_ != nullptr) {
       // The previous MemTable is still being flushed.
       NoteWriteStall("memtable-full", [&] {
+        mutex_.AssertHeld();
         return absl::StrFormat(
             "MemTable full at %d bytes, the previous one still flushing",
             mem_->ApproximateMemoryUsage());
@@ -320,8 +323,10 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
       stall_micros_ += stall_last_micros_ - start;
     } else if (write_controller_.stopped()) {
       const bool l0 = IsLevel0(write_controller_.pressure());
-      NoteWriteStall(l0 ? "level0-stop" : "pending-compaction-bytes-stop",
-                     [&] { return DescribeWritePressure(false); });
+      NoteWriteStall(l0 ? "level0-stop" : "pending-compaction-bytes-stop", [&] {
+        mutex_.AssertHeld();
+        return DescribeWritePressure(false);
+      });
       waited = true;
       const uint64_t start = env_->NowMicros();
       background_work_cv_.Signal();
