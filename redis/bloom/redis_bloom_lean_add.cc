@@ -80,13 +80,19 @@ return ok and r or {'STALE'}
 
 // KEYS[1] meta; ARGV id, link index, unused claim. Gives back the part of a
 // claim that was not added, unless the filter was deleted (or recreated)
-// since the claim. Replies 1 when applied.
+// since the claim. Replies 1 when applied. A settle resent after a lost
+// reply runs twice (an ambiguous retry): each count stops at 0 rather than
+// go negative, which would make the meta hash unreadable (DataLoss) for
+// every later call.
 const char kSettleSource[] = R"lua(
 local m = KEYS[1]
 if redis.call('HGET', m, 'id') ~= ARGV[1] then return 0 end
 local unused = tonumber(ARGV[3])
-redis.call('HINCRBY', m, 'link:' .. ARGV[2] .. ':items', -unused)
-redis.call('HINCRBY', m, 'inserted_count', -unused)
+for _, f in ipairs({'link:' .. ARGV[2] .. ':items', 'inserted_count'}) do
+  local cur = tonumber(redis.call('HGET', m, f)) or 0
+  local back = math.min(unused, math.max(cur, 0))
+  if back > 0 then redis.call('HINCRBY', m, f, -back) end
+end
 return 1
 )lua";
 
