@@ -265,6 +265,9 @@ class DBImpl : public DB {
   void EndWriteStall() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   // --- Properties (db_impl_properties.cc) ---
+  // Of the table cache's lookups since open, the percentage that found the
+  // table open.
+  double TableCacheHitPercent() const;
   // "siftdb.estimate-num-keys"; opens tables as needed, without the mutex.
   uint64_t EstimateNumKeys() ABSL_LOCKS_EXCLUDED(mutex_);
   // "siftdb.levelstats".

@@ -15,6 +15,13 @@
 
 namespace siftdb {
 
+double DBImpl::TableCacheHitPercent() const {
+  const double hits = static_cast<double>(stats_.Get(Ticker::kTableCacheHits));
+  const double misses =
+      static_cast<double>(stats_.Get(Ticker::kTableCacheMisses));
+  return hits + misses > 0 ? 100 * hits / (hits + misses) : 0;
+}
+
 uint64_t DBImpl::EstimateNumKeys() {
   // Table properties may need a table opened (I/O): read them without the
   // mutex, from a Version held for the purpose.
@@ -127,13 +134,15 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
         "inputs freed early: %d tables, %.1f MB in %d "
         "steps, %.3f sec\n"
         "write amplification: %.2f\n"
-        "write stall: %.3f sec\n",
+        "write stall: %.3f sec\n"
+        "table cache: %d open of %d (max_open_files), hit rate %.1f%%\n",
         flushes_, flush_bytes_ / 1048576.0, flush_micros_ / 1e6,
         split_compactions_, split_compaction_parts_, split_compactions_failed_,
         early_released_tables_, early_released_bytes_ / 1048576.0,
         early_release_steps_, early_release_micros_ / 1e6,
         flushed > 0 ? (flushed + total_written) / flushed : 0,
-        stall_micros_ / 1e6);
+        stall_micros_ / 1e6, table_cache_->OpenTables(),
+        table_cache_->capacity(), TableCacheHitPercent());
     value->append(stats_.ToString());
     return true;
   }

@@ -43,6 +43,7 @@ TableCache::TableCache(std::string dbname, Env* env,
     : dbname_(std::move(dbname)),
       env_(env),
       table_options_(table_options),
+      entries_(entries),
       // Each open table is charged 1: capacity counts tables.
       cache_(NewShardedLRUCache(entries)) {}
 
@@ -50,7 +51,12 @@ absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
     uint64_t file_number, uint64_t file_size) {
   const std::string key = CacheKey(file_number);
   ShardedCache::Handle* handle = cache_->Lookup(key);
-  if (handle != nullptr) return handle;
+  Statistics* stats = table_options_.statistics;
+  if (handle != nullptr) {
+    Record(stats, Ticker::kTableCacheHits);
+    return handle;
+  }
+  Record(stats, Ticker::kTableCacheMisses);
 
   const std::string fname = TableFileName(dbname_, file_number);
   auto file = env_->NewRandomAccessFile(fname);
@@ -69,6 +75,7 @@ absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
   if (!table.ok()) return table.status();
   filter_bytes_.fetch_add((*table)->filter_data().size(),
                           std::memory_order_relaxed);
+  Record(stats, Ticker::kTableOpenFilterBytes, (*table)->filter_data().size());
   auto* cached = new CachedTable{std::move(*table), &filter_bytes_};
   return cache_->Insert(key, cached, 1, &DeleteTable);
 }

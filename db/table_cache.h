@@ -76,6 +76,10 @@ class TableCache {
     return filter_bytes_.load(std::memory_order_relaxed);
   }
 
+  // Tables open now (in the cache, pinned or not) and the most it keeps.
+  size_t OpenTables() const { return cache_->TotalCharge(); }
+  int capacity() const { return entries_; }
+
   // Where the tables record their counters (may be null).
   Statistics* statistics() const { return table_options_.statistics; }
 
@@ -86,6 +90,7 @@ class TableCache {
   const std::string dbname_;
   Env* const env_;
   const TableOptions table_options_;
+  const int entries_;
   // Declared before cache_: the cache's deleters update it as the cache
   // is destroyed.
   std::atomic<uint64_t> filter_bytes_{0};

@@ -1,8 +1,9 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// NewShardedLRUCache: 16 shards, chosen by the top bits of the key's CRC32C,
-// each with its own mutex, hash table and LRU list.
+// NewShardedLRUCache: up to 16 shards (fewer for a small capacity), chosen
+// by the top bits of the key's CRC32C, each with its own mutex, hash table
+// and LRU list; their capacities sum to the cache's.
 //
 // Per entry invariants (REQUIRES: the shard's mutex for every field but
 // key, value, deleter and charge, which never change):
@@ -249,9 +250,17 @@ class LRUShard {
 
 class ShardedLRUCache final : public ShardedCache {
  public:
-  explicit ShardedLRUCache(size_t capacity) : capacity_(capacity) {
-    const size_t per_shard = (capacity + kNumShards - 1) / kNumShards;
-    for (auto& shard : shards_) shard.SetCapacity(per_shard);
+  // Shards split the capacity exactly (their capacities sum to it), and a
+  // small capacity gets fewer shards so that each can hold at least
+  // kMinPerShard: a table cache bounded to 6 tables must not keep 16 open
+  // (one per shard), nor leave shards that cache nothing.
+  explicit ShardedLRUCache(size_t capacity)
+      : capacity_(capacity), shard_bits_(ShardBitsFor(capacity)) {
+    const size_t shards = size_t{1} << shard_bits_;
+    for (size_t i = 0; i < shards; i++) {
+      shards_[i].SetCapacity(capacity / shards +
+                             (i < capacity % shards ? 1 : 0));
+    }
   }
 
   Handle* Insert(std::string_view key, void* value, size_t charge,
@@ -284,17 +293,26 @@ class ShardedLRUCache final : public ShardedCache {
   size_t Capacity() const override { return capacity_; }
 
  private:
-  static constexpr int kNumShardBits = 4;
-  static constexpr int kNumShards = 1 << kNumShardBits;
+  static constexpr int kMaxShardBits = 4;
+  static constexpr int kNumShards = 1 << kMaxShardBits;
+  static constexpr size_t kMinPerShard = 2;
+
+  static int ShardBitsFor(size_t capacity) {
+    int bits = kMaxShardBits;
+    while (bits > 0 && (capacity >> bits) < kMinPerShard) bits--;
+    return bits;
+  }
 
   LRUShard& ShardFor(std::string_view key) {
+    if (shard_bits_ == 0) return shards_[0];
     // A fixed hash (absl::Hash is seeded per process), so which keys share
     // a shard, and so eviction, is the same on every run.
     const uint32_t h = crc32c::Value(key.data(), key.size());
-    return shards_[h >> (32 - kNumShardBits)];
+    return shards_[h >> (32 - shard_bits_)];
   }
 
   const size_t capacity_;
+  const int shard_bits_;  // shards in use: 1 << shard_bits_
   std::array<LRUShard, kNumShards> shards_;
   std::atomic<uint64_t> next_id_{0};
 };

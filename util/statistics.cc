@@ -39,6 +39,12 @@ const char* TickerName(Ticker t) {
       return "iter.bounds_skipped_blocks";
     case Ticker::kBoundsSkippedTables:
       return "iter.bounds_skipped_tables";
+    case Ticker::kTableCacheHits:
+      return "table_cache.hits";
+    case Ticker::kTableCacheMisses:
+      return "table_cache.misses";
+    case Ticker::kTableOpenFilterBytes:
+      return "table_cache.filter_bytes_loaded";
     case Ticker::kNumTickers:
       break;
   }

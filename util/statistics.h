@@ -36,6 +36,12 @@ enum class Ticker : int {
   // blocks not read and tables not opened because they lie wholly outside.
   kBoundsSkippedBlocks,
   kBoundsSkippedTables,
+  // Table cache (bounded by Options::max_open_files): a table found open,
+  // or opened (its index and filter read again), and the filter bytes
+  // those opens loaded.
+  kTableCacheHits,
+  kTableCacheMisses,
+  kTableOpenFilterBytes,
   kNumTickers,  // keep last
 };
 

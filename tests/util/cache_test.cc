@@ -236,6 +236,21 @@ TEST_F(CacheTest, PruneDropsAllButPinned) {
   EXPECT_EQ(1u, cache_->TotalCharge());
 }
 
+// The shards' capacities sum to the cache's: a table cache bounded to 6
+// tables used to keep up to 16 open (one per shard, each rounded up).
+TEST_F(CacheTest, CapacityIsExactForSmallAndOddSizes) {
+  for (size_t capacity : {1, 2, 3, 6, 17, 31, 100, 1000}) {
+    auto cache = NewShardedLRUCache(capacity);
+    for (size_t i = 0; i < 20 * capacity; i++) {
+      cache->Release(
+          cache->Insert("key" + std::to_string(i), nullptr, 1, nullptr));
+    }
+    EXPECT_LE(cache->TotalCharge(), capacity) << capacity;
+    // And every shard caches: the cache stays close to full.
+    EXPECT_GE(cache->TotalCharge(), capacity * 3 / 4) << capacity;
+  }
+}
+
 TEST_F(CacheTest, ZeroCapacityCachesNothing) {
   cache_ = NewShardedLRUCache(0);
   ShardedCache::Handle* h = InsertAndKeep(1, 100);
