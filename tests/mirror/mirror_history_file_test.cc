@@ -43,7 +43,7 @@ TEST(MirrorHistoryFileTest, SampleRecordHasTheDocumentedBytes) {
 }
 
 TEST(MirrorHistoryFileTest, RoundTripsEdgeValues) {
-  for (const std::string name :
+  for (const std::string& name :
        {std::string(), std::string("a b\n\0c", 6), std::string(300, '\xff')}) {
     for (const std::string& replid : {std::string(), std::string("ab")}) {
       for (bool settled : {false, true}) {
