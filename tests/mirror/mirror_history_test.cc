@@ -25,28 +25,49 @@
 namespace siftdb::test {
 namespace {
 
+// A master, its replica, and the engine's path to the master through a TCP
+// proxy (re-pointed at the replica for a failover).
+struct MovablePath {
+  MasterAndReplica servers;
+  std::unique_ptr<TcpProxy> proxy;
+  RedisServer* old_master() { return servers.master.get(); }
+  RedisServer* new_master() { return servers.replica.get(); }
+};
+
+absl::StatusOr<MovablePath> StartMovablePath() {
+  auto servers = StartMasterAndReplica();
+  if (!servers.ok()) return servers.status();
+  auto proxy = TcpProxy::Start(servers->master->port());
+  if (!proxy.ok()) return proxy.status();
+  return MovablePath{std::move(*servers), std::move(*proxy)};
+}
+
+// 200 keys, the mirror trusted, and the replica holding all of it.
+void FillAndReplicate(DB* db, RedisServer* master) {
+  for (int i = 0; i < 200; i++) {
+    ASSERT_TRUE(db->Put(WriteOptions(), TestKey(i), "v").ok());
+  }
+  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db); }));
+  auto waited = master->Call({"WAIT", "1", "5000"});
+  ASSERT_TRUE(waited.ok() && *waited == "1") << waited.status();
+}
+
 TEST(MirrorHistoryTest, NoAckFromTheNewMasterWhileTheOldLeaseLives) {
   SIFTDB_REQUIRE_REDIS();
   TempDir dir;
-  auto servers = StartMasterAndReplica();
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  RedisServer* old_master = servers->master.get();
-  RedisServer* new_master = servers->replica.get();
-  auto engine_path = TcpProxy::Start(old_master->port());
-  ASSERT_TRUE(engine_path.ok()) << engine_path.status();
+  auto path = StartMovablePath();
+  ASSERT_TRUE(path.ok()) << path.status();
+  RedisServer* old_master = path->old_master();
+  RedisServer* new_master = path->new_master();
+  TcpProxy* engine_path = path->proxy.get();
 
-  Options o = MirrorOptions({(*engine_path)->endpoint()}, "moved",
+  Options o = MirrorOptions({engine_path->endpoint()}, "moved",
                             RemoteFilterOptions::Mode::kSync);
   o.remote_filter.lease_ttl_ms = 2000;
   auto db = DB::Open(o, dir.path());
   ASSERT_TRUE(db.ok()) << db.status();
-  for (int i = 0; i < 200; i++) {
-    ASSERT_TRUE((*db)->Put(WriteOptions(), TestKey(i), "v").ok());
-  }
-  ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
-  // The replica holds everything the master has (WAIT counts it).
-  auto waited = old_master->Call({"WAIT", "1", "5000"});
-  ASSERT_TRUE(waited.ok() && *waited == "1") << waited.status();
+  FillAndReplicate(db->get(), old_master);
+  if (HasFatalFailure()) return;
 
   auto reader = RemoteFilter::Open(old_master->endpoint(), "moved");
   ASSERT_TRUE(reader.ok()) << reader.status();
@@ -56,8 +77,8 @@ TEST(MirrorHistoryTest, NoAckFromTheNewMasterWhileTheOldLeaseLives) {
   // Failover: the replica is promoted and the engine's path leads there;
   // the old master stays up, a master, for its readers.
   ASSERT_TRUE(new_master->Call({"REPLICAOF", "NO", "ONE"}).ok());
-  (*engine_path)->SetUpstream(new_master->port());
-  (*engine_path)->CutAll();
+  engine_path->SetUpstream(new_master->port());
+  engine_path->CutAll();
 
   // Every key acknowledged from now on is only on the new master: a reader
   // of the old one must answer "maybe" for it (its lease must be gone by
@@ -94,29 +115,24 @@ TEST(MirrorHistoryTest, NoAckFromTheNewMasterWhileTheOldLeaseLives) {
 TEST(MirrorHistoryTest, ReopenAfterFailoverHoldsUntilTheOldLeaseLapses) {
   SIFTDB_REQUIRE_REDIS();
   TempDir dir;
-  auto servers = StartMasterAndReplica();
-  ASSERT_TRUE(servers.ok()) << servers.status();
-  RedisServer* old_master = servers->master.get();
-  RedisServer* new_master = servers->replica.get();
-  auto engine_path = TcpProxy::Start(old_master->port());
-  ASSERT_TRUE(engine_path.ok()) << engine_path.status();
+  auto path = StartMovablePath();
+  ASSERT_TRUE(path.ok()) << path.status();
+  RedisServer* old_master = path->old_master();
+  RedisServer* new_master = path->new_master();
+  TcpProxy* engine_path = path->proxy.get();
 
-  Options o = MirrorOptions({(*engine_path)->endpoint()}, "reopened",
+  Options o = MirrorOptions({engine_path->endpoint()}, "reopened",
                             RemoteFilterOptions::Mode::kSync);
   o.remote_filter.lease_ttl_ms = 3000;
   o.remote_filter.command_timeout_ms = 200;
   {
     auto db = DB::Open(o, dir.path());
     ASSERT_TRUE(db.ok()) << db.status();
-    for (int i = 0; i < 200; i++) {
-      ASSERT_TRUE((*db)->Put(WriteOptions(), TestKey(i), "v").ok());
-    }
-    ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db->get()); }));
-    auto waited = old_master->Call({"WAIT", "1", "5000"});
-    ASSERT_TRUE(waited.ok() && *waited == "1") << waited.status();
+    FillAndReplicate(db->get(), old_master);
+    if (HasFatalFailure()) return;
     // The engine "dies": nothing it sends reaches Redis any more.
-    (*engine_path)->SetBlackhole(true);
-    (*engine_path)->CutAll();
+    engine_path->SetBlackhole(true);
+    engine_path->CutAll();
   }
   auto reader = RemoteFilter::Open(old_master->endpoint(), "reopened");
   ASSERT_TRUE(reader.ok()) << reader.status();
@@ -124,8 +140,8 @@ TEST(MirrorHistoryTest, ReopenAfterFailoverHoldsUntilTheOldLeaseLapses) {
       << "the old master should still trust the dead engine's lease";
 
   ASSERT_TRUE(new_master->Call({"REPLICAOF", "NO", "ONE"}).ok());
-  (*engine_path)->SetUpstream(new_master->port());
-  (*engine_path)->SetBlackhole(false);
+  engine_path->SetUpstream(new_master->port());
+  engine_path->SetBlackhole(false);
   auto db = DB::Open(o, dir.path());
   ASSERT_TRUE(db.ok()) << db.status();
   int false_negatives = 0;
