@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <memory>
 #include <thread>
 
@@ -34,7 +33,7 @@ GenericRateLimiter::Clock* RealClock() {
 int64_t BurstBytes(int64_t rate, int64_t period_us) {
   if (rate <= 0 || period_us <= 0) return 0;
   const double bytes = static_cast<double>(rate) * period_us / 1e6;
-  constexpr double kMax = std::numeric_limits<int64_t>::max() / 2;
+  constexpr double kMax = 4e18;  // below INT64_MAX (9.2e18)
   return std::max<int64_t>(1, static_cast<int64_t>(std::min(bytes, kMax)));
 }
 
