@@ -25,6 +25,7 @@
 #include "siftdb/c.h"
 #include "siftdb/cache.h"
 #include "siftdb/db.h"
+#include "siftdb/rate_limiter.h"
 #include "siftdb/slice_transform.h"
 
 namespace siftdb::c_api {
@@ -105,6 +106,10 @@ struct siftdb_filterpolicy_t {
 
 struct siftdb_cache_t {
   std::shared_ptr<siftdb::Cache> rep;
+};
+
+struct siftdb_ratelimiter_t {
+  std::shared_ptr<siftdb::RateLimiter> rep;
 };
 
 struct siftdb_options_t {

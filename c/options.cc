@@ -113,6 +113,25 @@ siftdb_cache_t* siftdb_cache_create_lru(size_t capacity) {
 
 void siftdb_cache_destroy(siftdb_cache_t* cache) { delete cache; }
 
+void siftdb_options_set_ratelimiter(siftdb_options_t* options,
+                                    siftdb_ratelimiter_t* limiter) {
+  if (options != nullptr) {
+    options->rep.rate_limiter = limiter == nullptr ? nullptr : limiter->rep;
+  }
+}
+
+siftdb_ratelimiter_t* siftdb_ratelimiter_create(int64_t rate_bytes_per_sec) {
+  auto* limiter = new (std::nothrow) siftdb_ratelimiter_t;
+  if (limiter != nullptr) {
+    limiter->rep = siftdb::NewGenericRateLimiter(rate_bytes_per_sec);
+  }
+  return limiter;
+}
+
+void siftdb_ratelimiter_destroy(siftdb_ratelimiter_t* limiter) {
+  delete limiter;
+}
+
 size_t siftdb_cache_get_usage(const siftdb_cache_t* cache) {
   return cache == nullptr ? 0 : cache->rep->Usage();
 }

@@ -11,21 +11,25 @@
 #include "db/table_cache.h"
 #include "table/table.h"
 #include "table/table_builder.h"
+#include "util/rate_limited_file.h"
 
 namespace siftdb {
 
 absl::Status BuildTable(const std::string& dbname, Env* env,
                         const TableOptions& options, TableCache* table_cache,
                         Iterator* iter, FileMetaData* meta,
-                        std::vector<uint64_t> input_files) {
+                        std::vector<uint64_t> input_files,
+                        RateLimiter* rate_limiter) {
   meta->file_size = 0;
   iter->SeekToFirst();
   const std::string fname = TableFileName(dbname, meta->number);
   absl::Status s;
   if (iter->Valid()) {
-    auto file = env->NewWritableFile(fname);
-    if (!file.ok()) return file.status();
-    TableBuilder builder(options, file->get());
+    auto opened = env->NewWritableFile(fname);
+    if (!opened.ok()) return opened.status();
+    std::unique_ptr<WritableFile> file =
+        NewRateLimitedFile(std::move(*opened), rate_limiter);
+    TableBuilder builder(options, file.get());
     if (!input_files.empty()) builder.SetInputFiles(std::move(input_files));
     meta->smallest = std::string(iter->key());
     std::string_view last_key;
@@ -42,10 +46,10 @@ absl::Status BuildTable(const std::string& dbname, Env* env,
     }
     if (s.ok()) {
       meta->file_size = builder.FileSize();
-      s = (*file)->Sync();
+      s = file->Sync();
     }
-    if (s.ok()) s = (*file)->Close();
-    file->reset();
+    if (s.ok()) s = file->Close();
+    file.reset();
     if (s.ok()) {
       // Make the directory entry durable too: the MANIFEST will name it.
       s = env->SyncDir(dbname);

@@ -17,6 +17,7 @@
 #include "siftdb/comparator.h"
 #include "siftdb/env.h"
 #include "siftdb/iterator.h"
+#include "siftdb/rate_limiter.h"
 #include "table/table_options.h"
 
 namespace siftdb {
@@ -30,11 +31,13 @@ class TableCache;
 // flush empties), recorded as the table's siftdb.input.files property so
 // that RepairDB without a MANIFEST can tell them superseded; empty when the
 // table holds only part of its source (a recovery flush mid-log).
+// Every append to the table first asks rate_limiter (may be null: none).
 // REQUIRES: meta->number set; iter positioned anywhere.
 absl::Status BuildTable(const std::string& dbname, Env* env,
                         const TableOptions& options, TableCache* table_cache,
                         Iterator* iter, FileMetaData* meta,
-                        std::vector<uint64_t> input_files);
+                        std::vector<uint64_t> input_files,
+                        RateLimiter* rate_limiter);
 
 // Checks table `number`, just written with `entries` entries from
 // `smallest` to `largest`, before the MANIFEST names it, so that bytes

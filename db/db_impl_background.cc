@@ -74,7 +74,8 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
     s = BuildTable(dbname_, env_,
                    OutputTableOptions(table_options_, options_, 0,
                                       /*bottommost=*/false),
-                   table_cache_.get(), iter.get(), &meta, std::move(inputs));
+                   table_cache_.get(), iter.get(), &meta, std::move(inputs),
+                   options_.rate_limiter.get());
     if (s.ok() && meta.file_size > 0) {
       s = VerifyTableOutput(table_cache_.get(), &internal_comparator_,
                             meta.number, meta.file_size, mem->NumEntries(),

@@ -19,6 +19,7 @@
 #include "db/filename.h"
 #include "db/output_compression.h"
 #include "table/table_builder.h"
+#include "util/rate_limited_file.h"
 
 namespace siftdb {
 namespace {
@@ -219,7 +220,8 @@ absl::Status DBImpl::OpenCompactionOutputFile(const CompactionState& compact,
   part->outputs.push_back({number, 0, "", ""});
   auto file = env_->NewWritableFile(TableFileName(dbname_, number));
   if (!file.ok()) return file.status();
-  part->outfile = std::move(*file);
+  part->outfile =
+      NewRateLimitedFile(std::move(*file), options_.rate_limiter.get());
   part->builder = std::make_unique<TableBuilder>(compact.output_options,
                                                  part->outfile.get());
   return absl::OkStatus();

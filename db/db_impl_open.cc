@@ -14,6 +14,7 @@
 #include "db/filename.h"
 #include "db/output_compression.h"
 #include "db/write_batch_internal.h"
+#include "siftdb/rate_limiter.h"
 #include "util/absl_compat.h"
 #include "wal/log_reader.h"
 
@@ -138,6 +139,15 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         o.hard_pending_compaction_bytes_limit));
   }
   if (o.delayed_write_rate == 0) o.delayed_write_rate = uint64_t{16} << 20;
+  if (o.rate_limiter != nullptr &&
+      (o.rate_limiter->GetBytesPerSecond() <= 0 ||
+       o.rate_limiter->GetSingleBurstBytes() <= 0)) {
+    return BadOption(absl::StrFormat(
+        "rate_limiter of %d bytes/s, %d bytes per refill (the rate and the "
+        "refill period must be > 0)",
+        o.rate_limiter->GetBytesPerSecond(),
+        o.rate_limiter->GetSingleBurstBytes()));
+  }
   if (o.max_bytes_for_level_base < 4096) {
     return BadOption(
         absl::StrFormat("max_bytes_for_level_base = %d (must be >= 4 KiB)",

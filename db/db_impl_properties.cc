@@ -11,9 +11,23 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
+#include "siftdb/rate_limiter.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
+namespace {
+
+// siftdb.stats's line on Options::rate_limiter (totals are the limiter's:
+// every DB sharing it counts).
+std::string RateLimiterLine(const RateLimiter* limiter) {
+  if (limiter == nullptr) return "rate limiter: off";
+  return absl::StrFormat(
+      "rate limiter: %d bytes/s, %.1f MB through in %d requests",
+      limiter->GetBytesPerSecond(), limiter->GetTotalBytesThrough() / 1048576.0,
+      limiter->GetTotalRequests());
+}
+
+}  // namespace
 
 double DBImpl::TableCacheHitPercent() const {
   const double hits = static_cast<double>(stats_.Get(Ticker::kTableCacheHits));
@@ -82,6 +96,12 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     *value = absl::StrFormat("%d", running_compactions_);
     return true;
   }
+  if (name == "rate-limiter-bytes") {
+    const RateLimiter* limiter = options_.rate_limiter.get();
+    *value = absl::StrFormat(
+        "%d", limiter != nullptr ? limiter->GetTotalBytesThrough() : 0);
+    return true;
+  }
   if (name == "levelstats") {
     AppendLevelStats(value);
     return true;
@@ -135,14 +155,16 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
         "steps, %.3f sec\n"
         "write amplification: %.2f\n"
         "write stall: %.3f sec\n"
-        "table cache: %d open of %d (max_open_files), hit rate %.1f%%\n",
+        "table cache: %d open of %d (max_open_files), hit rate %.1f%%\n"
+        "%s\n",
         flushes_, flush_bytes_ / 1048576.0, flush_micros_ / 1e6,
         split_compactions_, split_compaction_parts_, split_compactions_failed_,
         early_released_tables_, early_released_bytes_ / 1048576.0,
         early_release_steps_, early_release_micros_ / 1e6,
         flushed > 0 ? (flushed + total_written) / flushed : 0,
         stall_micros_ / 1e6, table_cache_->OpenTables(),
-        table_cache_->capacity(), TableCacheHitPercent());
+        table_cache_->capacity(), TableCacheHitPercent(),
+        RateLimiterLine(options_.rate_limiter.get()));
     value->append(stats_.ToString());
     return true;
   }

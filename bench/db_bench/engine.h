@@ -61,6 +61,11 @@ struct EngineConfig {
   // Writes skip the log (siftdb's WriteOptions::disable_wal, RocksDB's
   // disableWAL). LevelDB has no such option: its adapter refuses it.
   bool disable_wal = false;
+  // Bytes/s that flushes and compactions may write to table files
+  // (siftdb's Options::rate_limiter, RocksDB's GenericRateLimiter; the
+  // flag --rate_limiter_bytes_per_sec). 0: unlimited. LevelDB has no
+  // limiter: its adapter refuses a non-zero rate.
+  int64_t rate_limiter_bytes_per_sec = 0;
   // --prefix_size > 0: a fixed-length prefix extractor of that many bytes
   // (siftdb and RocksDB), and cursors whose seeks stay in the target's
   // prefix (prefix_same_as_start). LevelDB has none: the runner stops its

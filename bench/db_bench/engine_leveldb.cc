@@ -100,6 +100,11 @@ class LevelDBEngine final : public BenchEngine {
           "leveldb: --disable_wal is not supported (LevelDB always writes "
           "its log)");
     }
+    if (config.rate_limiter_bytes_per_sec > 0) {
+      return absl::InvalidArgumentError(
+          "leveldb: --rate_limiter_bytes_per_sec is not supported (LevelDB "
+          "has no rate limiter for its background writes)");
+    }
     if (config.optimize_filters_for_hits) {
       return absl::InvalidArgumentError(
           "leveldb: --optimize_filters_for_hits is not supported (LevelDB "

@@ -24,6 +24,7 @@
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
+#include "rocksdb/rate_limiter.h"
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
 #include "rocksdb/version.h"
@@ -115,6 +116,10 @@ class RocksDBEngine final : public BenchEngine {
     options_.disable_auto_compactions = config.disable_auto_compactions;
     disable_wal_ = config.disable_wal;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
+    if (config.rate_limiter_bytes_per_sec > 0) {
+      options_.rate_limiter.reset(
+          rocksdb::NewGenericRateLimiter(config.rate_limiter_bytes_per_sec));
+    }
     if (config.prefix_size > 0) {
       options_.prefix_extractor.reset(
           rocksdb::NewFixedPrefixTransform(config.prefix_size));

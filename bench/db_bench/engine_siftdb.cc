@@ -14,6 +14,7 @@
 #include "bench/db_bench/engine.h"
 #include "siftdb/comparator.h"
 #include "siftdb/db.h"
+#include "siftdb/rate_limiter.h"
 #include "siftdb/slice_transform.h"
 #include "siftdb/write_batch.h"
 
@@ -131,6 +132,10 @@ class SiftdbEngine final : public BenchEngine {
     options_.compression_opts.level = config.compression_level;
     options_.filter_bits_per_key = config.bloom_bits;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
+    if (config.rate_limiter_bytes_per_sec > 0) {
+      options_.rate_limiter =
+          NewGenericRateLimiter(config.rate_limiter_bytes_per_sec);
+    }
     if (config.use_ribbon_filter && config.bloom_bits > 0) {
       options_.filter_policy = NewRibbonFilterPolicy(config.bloom_bits);
     }

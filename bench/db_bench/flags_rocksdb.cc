@@ -92,6 +92,10 @@ ABSL_FLAG(bool, total_order_seek, false,
 ABSL_FLAG(bool, disable_wal, false,
           "Writes skip the log (WriteOptions::disable_wal, RocksDB's "
           "disableWAL); refused with --sync and by the LevelDB adapter");
+ABSL_FLAG(int64_t, rate_limiter_bytes_per_sec, 0,
+          "Bytes/s that flushes and compactions may write to table files "
+          "(Options::rate_limiter, RocksDB's flag); 0: unlimited; refused "
+          "by the LevelDB adapter");
 ABSL_FLAG(bool, use_direct_reads, false,
           "false only: siftdb reads through the page cache (no O_DIRECT)");
 ABSL_FLAG(bool, use_direct_io_for_flush_and_compaction, false,
@@ -234,6 +238,13 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
   if (c->engine.disable_wal && absl::GetFlag(FLAGS_sync)) {
     return Refuse("--disable_wal=1 with --sync=1",
                   "a synced write needs the log");
+  }
+  c->engine.rate_limiter_bytes_per_sec =
+      absl::GetFlag(FLAGS_rate_limiter_bytes_per_sec);
+  if (c->engine.rate_limiter_bytes_per_sec < 0) {
+    return Refuse(absl::StrFormat("--rate_limiter_bytes_per_sec=%d",
+                                  c->engine.rate_limiter_bytes_per_sec),
+                  "a rate is > 0 (0: unlimited)");
   }
   c->engine.disable_auto_compactions =
       absl::GetFlag(FLAGS_disable_auto_compactions);

@@ -89,6 +89,7 @@ typedef struct siftdb_comparator_t siftdb_comparator_t;
 typedef struct siftdb_filterpolicy_t siftdb_filterpolicy_t;
 typedef struct siftdb_slicetransform_t siftdb_slicetransform_t;
 typedef struct siftdb_cache_t siftdb_cache_t;
+typedef struct siftdb_ratelimiter_t siftdb_ratelimiter_t;
 
 // ---- Opening and closing ----
 
@@ -316,6 +317,12 @@ SIFTDB_EXPORT void siftdb_options_set_block_cache_size(
 // the cache handle may be destroyed at any time.
 SIFTDB_EXPORT void siftdb_options_set_cache(siftdb_options_t* options,
                                             siftdb_cache_t* cache);
+// Caps the bytes per second flushes and compactions write to table files
+// (Options::rate_limiter; the WAL is not limited). NULL: unlimited. The
+// options and every database opened with them hold their own reference, so
+// the limiter handle may be destroyed at any time.
+SIFTDB_EXPORT void siftdb_options_set_ratelimiter(
+    siftdb_options_t* options, siftdb_ratelimiter_t* limiter);
 // The LOG's rotation (Options::max_log_file_size, 0: no limit, else at
 // least 4096; keep_log_file_num in [1, 1000000]); siftdb_open reports a
 // value out of range.
@@ -557,6 +564,15 @@ SIFTDB_EXPORT void siftdb_cache_destroy(siftdb_cache_t* cache);
 // Bytes held now and the capacity; 0 for a NULL cache.
 SIFTDB_EXPORT size_t siftdb_cache_get_usage(const siftdb_cache_t* cache);
 SIFTDB_EXPORT size_t siftdb_cache_get_capacity(const siftdb_cache_t* cache);
+
+// A token-bucket rate limiter of rate_bytes_per_sec, refilled every 100 ms
+// (NewGenericRateLimiter with its defaults), thread-safe, shareable by
+// several databases. A rate <= 0 makes siftdb_open fail naming
+// rate_limiter. NULL only when memory runs out. Destroy with
+// siftdb_ratelimiter_destroy.
+SIFTDB_EXPORT siftdb_ratelimiter_t* siftdb_ratelimiter_create(
+    int64_t rate_bytes_per_sec);
+SIFTDB_EXPORT void siftdb_ratelimiter_destroy(siftdb_ratelimiter_t* limiter);
 
 #ifdef __cplusplus
 }  // extern "C"

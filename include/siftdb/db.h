@@ -156,6 +156,8 @@ class SIFTDB_EXPORT DB {
   //   "siftdb.estimate-num-keys"        entries in MemTables and tables; an
   //       over-estimate after overwrites and deletes (each version counts)
   //   "siftdb.background-error"         "OK" or the error that stopped writes
+  //   "siftdb.rate-limiter-bytes"       bytes Options::rate_limiter has let
+  //       through (every DB sharing it counts); "0" without one
   //   "siftdb.remote-filter"            the Redis mirror's state, or "off"
   //   "siftdb.counter.<name>"           one counter, e.g. filter.negatives
   //       (data-block reads the filters saved), filter.checks,

@@ -28,6 +28,7 @@ class Comparator;
 class Env;
 class FilterPolicy;
 class Logger;
+class RateLimiter;
 class SliceTransform;
 class Snapshot;
 
@@ -240,6 +241,14 @@ struct SIFTDB_EXPORT Options {
   uint64_t soft_pending_compaction_bytes_limit = uint64_t{64} << 30;
   uint64_t hard_pending_compaction_bytes_limit = uint64_t{256} << 30;
   uint64_t delayed_write_rate = uint64_t{16} << 20;
+  // Caps the bytes per second that flushes and compactions (every part of
+  // a split one too) write to table files, so that background writes leave
+  // disk bandwidth to reads (NewGenericRateLimiter in siftdb/rate_limiter.h;
+  // RocksDB's option and meaning). The WAL and the MANIFEST are not
+  // limited. May be shared by several DBs, which then share its rate. null
+  // (default): unlimited. Open refuses a limiter whose rate or refill
+  // period is <= 0. docs/compaction.md, "Rate limiter".
+  std::shared_ptr<RateLimiter> rate_limiter;
   // Level 1 target size; level L targets base * multiplier^(L-1).
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;

@@ -503,6 +503,42 @@ static void TestSnapshots(siftdb_t* db, siftdb_t* other_db) {
   siftdb_readoptions_destroy(ro);
 }
 
+// A rate limiter: a bad rate is refused at open; a good one counts the
+// table bytes a compaction writes.
+static void TestRateLimiter(void) {
+  char* err = NULL;
+  char path[4300];
+  char* through;
+  siftdb_t* db;
+  siftdb_options_t* o = siftdb_options_create();
+  siftdb_ratelimiter_t* bad = siftdb_ratelimiter_create(0);
+  siftdb_ratelimiter_t* limiter = siftdb_ratelimiter_create(64 << 20);
+  CHECK(bad != NULL && limiter != NULL);
+  siftdb_options_set_create_if_missing(o, 1);
+  Path(path, sizeof(path), "rate_limited");
+  siftdb_options_set_ratelimiter(o, bad);
+  CHECK(siftdb_open(o, path, &err) == NULL);
+  CHECK_ERR(err, "rate_limiter");
+  siftdb_options_set_ratelimiter(NULL, limiter);
+  siftdb_options_set_ratelimiter(o, limiter);
+  siftdb_ratelimiter_destroy(bad);
+  siftdb_ratelimiter_destroy(limiter); /* the options keep it alive */
+  siftdb_ratelimiter_destroy(NULL);
+  db = siftdb_open(o, path, &err);
+  CHECK_OK(err);
+  siftdb_put(db, NULL, "k", 1, "v", 1, &err);
+  CHECK_OK(err);
+  siftdb_compact_range(db, NULL, 0, NULL, 0, &err);
+  CHECK_OK(err);
+  through = siftdb_property_value(db, "siftdb.rate-limiter-bytes", NULL);
+  CHECK(through != NULL && atoi(through) > 0);
+  siftdb_free(through);
+  siftdb_close(db, &err);
+  CHECK_OK(err);
+  siftdb_options_set_ratelimiter(o, NULL);
+  siftdb_options_destroy(o);
+}
+
 int main(int argc, char** argv) {
   const char* parent = argc > 1 ? argv[1] : getenv("TMPDIR");
   char* err = NULL;
@@ -543,6 +579,7 @@ int main(int argc, char** argv) {
   TestCorruptionAndRepair(options);
   TestDestroy(options);
   TestSharedCacheAndLogOptions();
+  TestRateLimiter();
   siftdb_options_destroy(options);
 
   CHECK(nftw(root, RemoveEntry, 16, FTW_DEPTH | FTW_PHYS) == 0);
