@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "redis/client/redis_replica_read.h"
 #include "redis/client/redis_url.h"
 #include "util/absl_compat.h"
 
@@ -350,6 +351,9 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
     RedisConnectOptions applied = options;
     ApplyRedisUrl(*url, &applied.client);
     if (url->is_sentinel()) {
+      if (applied.client.read_from == RedisReadFrom::kReplicaPreferred) {
+        return NewReplicaReadConnection(applied.client, {});
+      }
       // A Sentinel-managed master is never a cluster node.
       absl::StatusOr<std::unique_ptr<RedisClient>> client =
           RedisClient::Connect(applied.client);
@@ -379,6 +383,9 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
     if (slots->is_error()) {
       // "ERR This instance has cluster support disabled" (or an ACL that
       // forbids CLUSTER): talk to it as a standalone server.
+      if (o.read_from == RedisReadFrom::kReplicaPreferred) {
+        return NewReplicaReadConnection(o, options.endpoints);
+      }
       return std::unique_ptr<RedisConnection>(
           new StandaloneConnection(o, std::move(*client)));
     }
