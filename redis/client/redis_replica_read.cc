@@ -37,8 +37,11 @@ std::string Field(const RedisReply& flat, std::string_view key) {
   return "";
 }
 
-// Healthy as Sentinel sees it: no s_down, o_down or disconnected flag, and
-// its link to the master reported "ok".
+// Healthy as Sentinel sees it: no s_down, o_down or disconnected flag.
+// Sentinel's "master-link-status" is not consulted: Sentinel refreshes it
+// from the replica's INFO only every 10 s, so a replica that has just
+// synced reads "err" there for up to 10 s; ROLE, asked of the replica
+// itself, is current and decides.
 bool SentinelSaysHealthy(const RedisReply& replica) {
   const std::string flags = Field(replica, "flags");
   for (absl::string_view flag : absl::StrSplit(flags, ',')) {
@@ -46,7 +49,7 @@ bool SentinelSaysHealthy(const RedisReply& replica) {
       return false;
     }
   }
-  return Field(replica, "master-link-status") == "ok";
+  return true;
 }
 
 class ReplicaReadConnection final : public RedisConnection {

@@ -8,7 +8,8 @@
 //
 //   * Candidates. Through Sentinel: SENTINEL replicas <master-name> (asked
 //     of each Sentinel in turn), skipping any flagged s_down, o_down or
-//     disconnected and any whose master-link-status is not "ok". Otherwise:
+//     disconnected (Sentinel's master-link-status is refreshed only every
+//     10 s, so the link is checked with ROLE instead). Otherwise:
 //     the endpoints given (a plain host:port list), the master among them
 //     included; ROLE sorts them out.
 //   * Verification. A candidate is used only when it answers AUTH/SELECT
