@@ -351,13 +351,15 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
     RedisConnectOptions applied = options;
     ApplyRedisUrl(*url, &applied.client);
     if (url->is_sentinel()) {
-      if (applied.client.read_from == RedisReadFrom::kReplicaPreferred) {
-        return NewReplicaReadConnection(applied.client, {});
-      }
       // A Sentinel-managed master is never a cluster node.
       absl::StatusOr<std::unique_ptr<RedisClient>> client =
           RedisClient::Connect(applied.client);
       if (!client.ok()) return client.status();
+      if (applied.client.read_from == RedisReadFrom::kReplicaPreferred) {
+        // Connected first, so a refused AUTH or an unknown master is an
+        // error of the connect, as with read_from = master.
+        return NewReplicaReadConnection(applied.client, {}, std::move(*client));
+      }
       return std::unique_ptr<RedisConnection>(
           new StandaloneConnection(applied.client, std::move(*client)));
     }

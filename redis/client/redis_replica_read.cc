@@ -55,8 +55,12 @@ bool SentinelSaysHealthy(const RedisReply& replica) {
 class ReplicaReadConnection final : public RedisConnection {
  public:
   ReplicaReadConnection(const RedisClientOptions& master,
-                        std::vector<std::string> endpoints)
-      : master_options_(master), endpoints_(std::move(endpoints)) {}
+                        std::vector<std::string> endpoints,
+                        std::unique_ptr<RedisClient> master_client)
+      : master_options_(master),
+        endpoints_(std::move(endpoints)),
+        master_(std::move(master_client)),
+        master_connected_once_(master_ != nullptr) {}
 
   absl::StatusOr<std::vector<RedisReply>> Pipeline(
       const std::vector<RedisArgs>& commands,
@@ -260,8 +264,10 @@ absl::StatusOr<std::unique_ptr<RedisClient>> FindReadReplica(
 }
 
 std::unique_ptr<RedisConnection> NewReplicaReadConnection(
-    const RedisClientOptions& master, std::vector<std::string> endpoints) {
-  return std::make_unique<ReplicaReadConnection>(master, std::move(endpoints));
+    const RedisClientOptions& master, std::vector<std::string> endpoints,
+    std::unique_ptr<RedisClient> master_client) {
+  return std::make_unique<ReplicaReadConnection>(master, std::move(endpoints),
+                                                 std::move(master_client));
 }
 
 }  // namespace siftdb

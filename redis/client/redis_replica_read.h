@@ -69,9 +69,11 @@ absl::StatusOr<std::unique_ptr<RedisClient>> FindReadReplica(
 
 // A RedisConnection for read-only pipelines with read_from =
 // replica_preferred: `master` is the server's options (plain endpoint or
-// Sentinel fields, URL already applied); `endpoints` the plain candidates.
+// Sentinel fields, URL already applied); `endpoints` the plain candidates;
+// `master_client`, when not null, an open connection to the master.
 std::unique_ptr<RedisConnection> NewReplicaReadConnection(
-    const RedisClientOptions& master, std::vector<std::string> endpoints);
+    const RedisClientOptions& master, std::vector<std::string> endpoints,
+    std::unique_ptr<RedisClient> master_client = nullptr);
 
 }  // namespace siftdb
 
