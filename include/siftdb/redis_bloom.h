@@ -72,6 +72,14 @@ struct SIFTDB_EXPORT RedisBloomOptions {
   absl::Duration command_timeout = absl::Seconds(30);
   // Connection errors are retried with exponential backoff this long.
   absl::Duration retry_deadline = absl::Seconds(10);
+  // RedisBloom (not RedisCountingBloom) adds: when > 0, every add step
+  // (Add, and each chunk of at most kMaxScriptItems of MAdd / Insert) is
+  // followed by WAIT wait_replicas wait_timeout. Fewer acknowledgements
+  // make the call fail with DeadlineExceeded naming how many replicas
+  // acknowledged: the items are on the master but a failover may lose
+  // them (docs/redis_bloom.md, "Replicas and WAIT").
+  int wait_replicas = 0;
+  absl::Duration wait_timeout = absl::Seconds(1);
 };
 
 // Largest batch sent in one script call (one atomic step).

@@ -98,6 +98,15 @@ struct SIFTDB_EXPORT RemoteFilterReaderOptions {
   // engine's wait_replicas counts this replica (docs/redis_mirror.md §6.4).
   bool trust_replica = false;
 
+  // Where the reader's pipelines go: "master" (or empty, the default) or
+  // "replica_preferred": a healthy replica (through Sentinel, one it lists;
+  // with several host:port endpoints, one of those whose ROLE says replica
+  // with its link up), else the master (docs/redis_client.md, "Replicas
+  // for reads"). A URL's ?read_from= wins. The trust rules above apply
+  // unchanged: without trust_replica, answers read on a replica are
+  // "maybe". Not for Redis Cluster.
+  std::string read_from;
+
   // Caps on what a mirror (data in Redis, which a reader does not control)
   // can make one batch cost. Above a cap the affected answers are "maybe"
   // and MayContainMany returns ResourceExhausted naming the cap.

@@ -91,10 +91,14 @@ std::string RedisBloom::BitmapKey(std::string_view name, size_t index) {
 
 absl::StatusOr<std::unique_ptr<RedisBloom>> RedisBloom::Open(
     const RedisBloomOptions& options) {
+  absl::Status checked = redis_bloom::CheckReadFrom(options);
+  if (!checked.ok()) return checked;
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();
-  return std::make_unique<RedisBloomImpl>(*std::move(client));
+  auto bloom = std::make_unique<RedisBloomImpl>(*std::move(client));
+  bloom->set_wait(options.wait_replicas, options.wait_timeout);
+  return bloom;
 }
 
 RedisBloom::~RedisBloom() = default;
@@ -243,6 +247,10 @@ absl::StatusOr<BloomAddResults> RedisBloomImpl::AddBatch(
     absl::StatusOr<BloomAddResults> part =
         AddChunk(name, items, begin, end, mode, create);
     if (!part.ok()) return part.status();
+    if (wait_replicas_ > 0) {
+      absl::Status waited = WaitForReplicas(name);
+      if (!waited.ok()) return waited;
+    }
     all.added.insert(all.added.end(), part->added.begin(), part->added.end());
     all.ambiguous_retries += part->ambiguous_retries;
     if (!part->stopped.ok()) {

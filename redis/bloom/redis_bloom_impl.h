@@ -25,6 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "redis/bloom/redis_bloom_layout.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
@@ -38,6 +39,11 @@ class RedisBloomImpl final : public RedisBloom {
   // Takes the connection.
   explicit RedisBloomImpl(std::unique_ptr<RedisClient> client);
   ~RedisBloomImpl() override;
+  // WAIT after every add step (RedisBloomOptions::wait_replicas); 0: off.
+  void set_wait(int replicas, absl::Duration timeout) {
+    wait_replicas_ = replicas;
+    wait_timeout_ = timeout;
+  }
 
   using RedisBloom::Reserve;
   absl::Status Reserve(std::string_view name, double error_rate,
@@ -113,6 +119,10 @@ class RedisBloomImpl final : public RedisBloom {
   absl::StatusOr<const Layout*> Fetch(std::string_view name);
   absl::StatusOr<const Layout*> Cached(std::string_view name);
   std::string NewId();
+  // WAIT wait_replicas_ wait_timeout_ on the connection the last add step
+  // used (redis_bloom_wait.cc); DeadlineExceeded naming the count when
+  // short.
+  absl::Status WaitForReplicas(std::string_view name);
 
   std::unique_ptr<RedisClient> owned_client_;
   RedisClient* client_;
@@ -121,6 +131,8 @@ class RedisBloomImpl final : public RedisBloom {
   bool lean_adds_ = true;
   // Whether this connection's user may run what lean adds send.
   bool lean_checked_ = false;
+  int wait_replicas_ = 0;
+  absl::Duration wait_timeout_ = absl::Seconds(1);
 };
 
 }  // namespace siftdb

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "redis/bloom/redis_bloom_layout.h"
+#include "redis/client/redis_url.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -100,6 +101,18 @@ RedisClientOptions ToClientOptions(const RedisBloomOptions& options) {
   c.command_timeout = options.command_timeout;
   c.retry_deadline = options.retry_deadline;
   return c;
+}
+
+absl::Status CheckReadFrom(const RedisBloomOptions& options) {
+  if (!IsRedisUrl(options.endpoint)) return absl::OkStatus();
+  absl::StatusOr<RedisUrl> url = ParseRedisUrl(options.endpoint);
+  if (!url.ok()) return url.status();
+  if (url->read_from == RedisReadFrom::kReplicaPreferred) {
+    return absl::InvalidArgumentError(
+        "redis bloom: read_from=replica_preferred is not supported: a "
+        "replica behind the master would read recent adds as absent");
+  }
+  return absl::OkStatus();
 }
 
 uint64_t RandomSeed(const void* salt) {

@@ -102,6 +102,8 @@ std::string RedisCountingBloom::CountersKey(std::string_view name) {
 
 absl::StatusOr<std::unique_ptr<RedisCountingBloom>> RedisCountingBloom::Open(
     const RedisBloomOptions& options) {
+  absl::Status checked = redis_bloom::CheckReadFrom(options);
+  if (!checked.ok()) return checked;
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();

@@ -99,6 +99,7 @@ void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options) {
   if (url.username.has_value()) options->username = *url.username;
   if (url.password.has_value()) options->password = *url.password;
   if (url.database.has_value()) options->database = *url.database;
+  if (url.read_from.has_value()) options->read_from = *url.read_from;
   if (url.is_tls()) {
     options->tls = true;
     options->tls_options.ca_file = url.tls.ca_cert;

@@ -64,6 +64,7 @@
 #include "absl/time/time.h"
 #include "redis/client/redis_reply.h"
 #include "redis/client/redis_tls.h"
+#include "redis/client/redis_url.h"
 
 struct redisContext;
 
@@ -92,6 +93,16 @@ struct RedisClientOptions {
   // not been demoted yet (Sentinel demotes it only when it next sees it).
   // Zero: ask before every call.
   absl::Duration sentinel_check_interval = absl::Seconds(1);
+  // Where reads go (URL: ?read_from=). RedisClient itself always talks to
+  // the one server it names; ConnectRedis honours kReplicaPreferred for a
+  // standalone server or a Sentinel-managed master, and RedisBloom for its
+  // read operations (redis/client/redis_replica_read.h,
+  // docs/redis_client.md "Replicas for reads").
+  RedisReadFrom read_from = RedisReadFrom::kMaster;
+  // kReplicaPreferred: after no healthy replica was found, or the one in
+  // use failed, reads go to the master for this long before replicas are
+  // looked for again.
+  absl::Duration replica_retry_interval = absl::Seconds(1);
   // TLS to the server (and, with Sentinel, to the Sentinels); set by
   // rediss:// and rediss+sentinel:// URLs, whose query parameters fill
   // tls_options. Not for unix sockets.
@@ -224,7 +235,6 @@ class RedisClient {
 // and the user, password, database, TLS flag and TLS options the URL names.
 // Fields the URL leaves out keep their values (a TLS URL sets every field of
 // tls_options).
-struct RedisUrl;
 void ApplyRedisUrl(const RedisUrl& url, RedisClientOptions* options);
 
 // True for server error replies worth retrying after a pause (the server is

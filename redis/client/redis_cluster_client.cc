@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "redis/client/redis_replica_read.h"
 #include "redis/client/redis_url.h"
 #include "util/absl_compat.h"
 
@@ -354,6 +355,11 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
       absl::StatusOr<std::unique_ptr<RedisClient>> client =
           RedisClient::Connect(applied.client);
       if (!client.ok()) return client.status();
+      if (applied.client.read_from == RedisReadFrom::kReplicaPreferred) {
+        // Connected first, so a refused AUTH or an unknown master is an
+        // error of the connect, as with read_from = master.
+        return NewReplicaReadConnection(applied.client, {}, std::move(*client));
+      }
       return std::unique_ptr<RedisConnection>(
           new StandaloneConnection(applied.client, std::move(*client)));
     }
@@ -379,6 +385,9 @@ absl::StatusOr<std::unique_ptr<RedisConnection>> ConnectRedis(
     if (slots->is_error()) {
       // "ERR This instance has cluster support disabled" (or an ACL that
       // forbids CLUSTER): talk to it as a standalone server.
+      if (o.read_from == RedisReadFrom::kReplicaPreferred) {
+        return NewReplicaReadConnection(o, options.endpoints);
+      }
       return std::unique_ptr<RedisConnection>(
           new StandaloneConnection(o, std::move(*client)));
     }

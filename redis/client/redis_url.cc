@@ -182,6 +182,7 @@ absl::Status ParseQuery(std::string_view scheme, std::string_view query,
     }
     const bool sentinel = url->is_sentinel();
     const bool tls = url->is_tls();
+    const bool networked = url->scheme != RedisUrlScheme::kUnix;
     if (sentinel && (key == "sentinel_user" || key == "sentinel_username")) {
       url->sentinel_username = std::move(*value);
     } else if (sentinel && key == "sentinel_password") {
@@ -189,6 +190,14 @@ absl::Status ParseQuery(std::string_view scheme, std::string_view query,
     } else if (url->scheme == RedisUrlScheme::kUnix && key == "db") {
       absl::Status s = ParseDatabase(scheme, *value, &url->database);
       if (!s.ok()) return s;
+    } else if (networked && key == "read_from") {
+      absl::StatusOr<RedisReadFrom> read_from = ParseRedisReadFrom(*value);
+      if (!read_from.ok()) {
+        return Bad(scheme,
+                   "query parameter 'read_from': expected master or "
+                   "replica_preferred");
+      }
+      url->read_from = *read_from;
     } else if (tls && key == "ca_cert") {
       url->tls.ca_cert = std::move(*value);
     } else if (tls && key == "cert") {
@@ -243,6 +252,17 @@ absl::StatusOr<RedisUrl> ParseUnix(std::string_view scheme,
 }
 
 }  // namespace
+
+absl::StatusOr<RedisReadFrom> ParseRedisReadFrom(std::string_view text) {
+  if (text == "master") return RedisReadFrom::kMaster;
+  if (text == "replica_preferred") return RedisReadFrom::kReplicaPreferred;
+  return absl::InvalidArgumentError(
+      "redis read_from: expected master or replica_preferred");
+}
+
+const char* RedisReadFromName(RedisReadFrom read_from) {
+  return read_from == RedisReadFrom::kMaster ? "master" : "replica_preferred";
+}
 
 bool IsRedisUrl(std::string_view text) {
   const size_t sep = text.find("://");
@@ -378,6 +398,9 @@ std::string RedisUrl::Redacted() const {
   if (!tls.key.empty()) q.push_back("key=" + Escape(tls.key));
   if (!tls.sni.empty()) q.push_back("sni=" + Escape(tls.sni));
   if (!tls.verify_peer) q.push_back("verify=no");
+  if (read_from.has_value()) {
+    q.push_back(absl::StrCat("read_from=", RedisReadFromName(*read_from)));
+  }
   if (!q.empty()) absl::StrAppend(&out, "?", absl::StrJoin(q, "&"));
   return out;
 }

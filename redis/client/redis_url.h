@@ -14,6 +14,10 @@
 //                             takes the sentinel and the TLS parameters)
 //   unix:///path[?db=N]
 //
+// redis://, rediss:// and the Sentinel schemes also take
+// ?read_from=master|replica_preferred (where reads go; redis/client/
+// redis_replica_read.h).
+//
 // User, password, master name and query values are %XX-decoded. The plain
 // forms carry no credentials (they come from the options' own fields).
 //
@@ -46,6 +50,17 @@ enum class RedisUrlScheme {
   kUnix,         // unix://
 };
 
+// Where a reader's commands go. Writes always go to the master.
+enum class RedisReadFrom {
+  kMaster,            // "master" (the default)
+  kReplicaPreferred,  // "replica_preferred": a healthy replica, else master
+};
+
+// "master" or "replica_preferred"; InvalidArgument naming read_from
+// otherwise (the bad value is not quoted).
+absl::StatusOr<RedisReadFrom> ParseRedisReadFrom(std::string_view text);
+const char* RedisReadFromName(RedisReadFrom read_from);
+
 // rediss:// and rediss+sentinel:// query options (RedisTlsOptions in
 // redis/client/redis_tls.h says what each does).
 struct RedisTlsUrlOptions {
@@ -68,6 +83,7 @@ struct RedisUrl {
   std::optional<std::string> sentinel_username;
   std::optional<std::string> sentinel_password;
   RedisTlsUrlOptions tls;
+  std::optional<RedisReadFrom> read_from;  // ?read_from=
 
   // The URL rebuilt with every password replaced by "***".
   std::string Redacted() const;

@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "redis/client/redis_url.h"
 #include "redis/mirror/remote_filter_impl.h"
 #include "redis/mirror/remote_filter_plan.h"
 #include "util/absl_compat.h"
@@ -321,6 +322,12 @@ absl::StatusOr<std::unique_ptr<RemoteFilter>> RemoteFilter::Open(
   c.client.connect_timeout = absl::Milliseconds(options.connect_timeout_ms);
   c.client.command_timeout = absl::Milliseconds(options.command_timeout_ms);
   c.client.retry_deadline = absl::ZeroDuration();
+  if (!options.read_from.empty()) {
+    absl::StatusOr<RedisReadFrom> read_from =
+        ParseRedisReadFrom(options.read_from);
+    if (!read_from.ok()) return read_from.status();
+    c.client.read_from = *read_from;
+  }
   absl::StatusOr<std::unique_ptr<RedisConnection>> conn = ConnectRedis(c);
   if (!conn.ok()) return conn.status();
   auto filter =
