@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
