@@ -45,6 +45,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/bench_tls.h"
+#include "bench/local_redis.h"
 #include "bench/redis_bloom_ceiling.h"
 #include "benchmark/benchmark.h"
 #include "redis/bloom/redis_bloom_impl.h"
@@ -62,84 +63,7 @@ size_t g_memory_items = 1000000;
 size_t g_ceiling_batches = 200;
 bool g_only_ceiling = false;
 
-// A redis-server child on a free port, killed at exit.
-class LocalRedis {
- public:
-  // With `tls`, also a TLS port (port + 1) with a self-signed certificate.
-  bool Start(bool tls = false) {
-    char tmpl[] = "/tmp/siftdb-bench-redis-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return false;
-    dir_ = tmpl;
-    tls_ = tls;
-    if (tls && !siftdb::bench::MakeSelfSignedCert(dir_)) {
-      std::fprintf(stderr, "openssl could not make a certificate\n");
-      return false;
-    }
-    for (int attempt = 0; attempt < 5 && pid_ <= 0; attempt++) {
-      port_ = 20000 + static_cast<int>(getpid() % 20000) + attempt * 7;
-      pid_ = fork();
-      if (pid_ == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null_fd = open("/dev/null", O_RDWR);
-        dup2(null_fd, 0);
-        dup2(null_fd, 1);
-        dup2(null_fd, 2);
-        std::vector<std::string> args = {"redis-server",
-                                         "--port",
-                                         absl::StrCat(port_),
-                                         "--bind",
-                                         "127.0.0.1",
-                                         "--save",
-                                         "",
-                                         "--appendonly",
-                                         "no",
-                                         "--dir",
-                                         dir_};
-        if (tls_) {
-          for (const std::string& t :
-               siftdb::bench::TlsServerArgs(dir_, port_ + 1)) {
-            args.push_back(t);
-          }
-        }
-        std::vector<char*> argv;
-        for (std::string& arg : args) argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        execvp("redis-server", argv.data());
-        _exit(127);
-      }
-      for (int i = 0; i < 200; i++) {
-        usleep(20000);
-        int status;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) {
-          pid_ = -1;
-          break;
-        }
-        timeval tv{0, 200000};
-        redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
-        bool up = c != nullptr && c->err == 0;
-        if (c != nullptr) redisFree(c);
-        if (up) return true;
-      }
-    }
-    return false;
-  }
-  ~LocalRedis() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-  std::string endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
-  // rediss:// to the TLS port (Start(true) only).
-  std::string tls_url() const { return siftdb::bench::TlsUrl(dir_, port_ + 1); }
-
- private:
-  bool tls_ = false;
-  std::string dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
-};
+using bench::LocalRedis;
 
 std::unique_ptr<RedisClient> Connect() {
   RedisClientOptions o;

@@ -54,6 +54,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_tls.h"
+#include "bench/local_redis.h"
 #include "db/db_impl.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/db.h"
@@ -70,85 +71,7 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-// A redis-server child on a free port (bind to port 0 first), killed at
-// exit.
-class LocalRedis {
- public:
-  // With `tls`, also a TLS port (port + 1) with a self-signed certificate.
-  bool Start(bool tls = false) {
-    char tmpl[] = "/tmp/siftdb-rfbench-redis-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return false;
-    dir_ = tmpl;
-    tls_ = tls;
-    if (tls && !siftdb::bench::MakeSelfSignedCert(dir_)) {
-      std::fprintf(stderr, "openssl could not make a certificate\n");
-      return false;
-    }
-    for (int attempt = 0; attempt < 5; attempt++) {
-      port_ = 21000 + static_cast<int>((getpid() * 13 + attempt * 101) % 20000);
-      pid_ = fork();
-      if (pid_ == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null_fd = open("/dev/null", O_RDWR);
-        dup2(null_fd, 0);
-        dup2(null_fd, 1);
-        dup2(null_fd, 2);
-        std::vector<std::string> args = {"redis-server",
-                                         "--port",
-                                         absl::StrCat(port_),
-                                         "--bind",
-                                         "127.0.0.1",
-                                         "--save",
-                                         "",
-                                         "--appendonly",
-                                         "no",
-                                         "--dir",
-                                         dir_};
-        if (tls_) {
-          for (const std::string& t :
-               siftdb::bench::TlsServerArgs(dir_, port_ + 1)) {
-            args.push_back(t);
-          }
-        }
-        std::vector<char*> argv;
-        for (std::string& arg : args) argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        execvp("redis-server", argv.data());
-        _exit(127);
-      }
-      for (int i = 0; i < 200; i++) {
-        usleep(20000);
-        int status;
-        if (waitpid(pid_, &status, WNOHANG) == pid_) {
-          pid_ = -1;
-          break;
-        }
-        timeval tv{0, 200000};
-        redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
-        bool up = c != nullptr && c->err == 0;
-        if (c != nullptr) redisFree(c);
-        if (up) return true;
-      }
-    }
-    return false;
-  }
-  ~LocalRedis() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-  std::string endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
-  // rediss:// to the TLS port (Start(true) only).
-  std::string tls_url() const { return siftdb::bench::TlsUrl(dir_, port_ + 1); }
-
- private:
-  bool tls_ = false;
-  std::string dir_;
-  int port_ = 0;
-  pid_t pid_ = -1;
-};
+using siftdb::bench::LocalRedis;
 
 std::string g_endpoint;
 int g_num = 200000;
@@ -482,7 +405,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (g_endpoint.empty()) {
-    if (!local.Start(tls)) {
+    if (!local.Start(tls, /*port_base=*/21000)) {
       std::fprintf(stderr, "could not start redis-server (is it installed?)\n");
       return 1;
     }
