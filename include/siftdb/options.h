@@ -82,7 +82,8 @@ struct SIFTDB_EXPORT RemoteFilterOptions {
   // "host:port", "[ipv6]:port" or "unix:/path/to/socket". Several
   // endpoints: seed nodes of a Redis Cluster. Or one URL: redis://,
   // redis+sentinel:// (a Sentinel-managed master, followed across
-  // failovers), unix:// (grammar in docs/redis_client.md); the URL's user,
+  // failovers), unix://, and over TLS rediss:// and rediss+sentinel://
+  // (grammar and TLS parameters in docs/redis_client.md); the URL's user,
   // password and database win over the fields below.
   std::vector<std::string> endpoints;
   std::string username;  // ACL user; empty: AUTH with password only

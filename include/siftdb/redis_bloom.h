@@ -61,8 +61,11 @@ namespace siftdb {
 
 struct SIFTDB_EXPORT RedisBloomOptions {
   // "host:port", "[v6]:port", "unix:/path" or "/path", or a URL: redis://,
-  // redis+sentinel:// (followed across failovers), unix://
-  // (docs/redis_client.md); the URL's user, password and database win.
+  // redis+sentinel:// (followed across failovers), unix://, and over TLS
+  // rediss:// and rediss+sentinel:// (docs/redis_client.md); the URL's
+  // user, password and database win. read_from=replica_preferred is
+  // refused (a lagging replica would answer "absent" for an acknowledged
+  // add).
   std::string endpoint = "127.0.0.1:6379";
   // AUTH username password (ACL) or AUTH password when password is set.
   std::string username;

@@ -76,8 +76,11 @@ namespace siftdb {
 struct SIFTDB_EXPORT RemoteFilterReaderOptions {
   // A standalone server or replica ("host:port", "[v6]:port",
   // "unix:/path"), or seed nodes of a Redis Cluster, or one URL: redis://,
-  // redis+sentinel:// (the master, followed across failovers), unix://
-  // (docs/redis_client.md); the URL's user and password win.
+  // redis+sentinel:// (the master, followed across failovers), unix://,
+  // and over TLS rediss:// and rediss+sentinel:// (?ca_cert=, cert=, key=,
+  // sni=, verify=), with ?read_from=replica_preferred for reads from a
+  // healthy replica (docs/redis_client.md); the URL's user and password
+  // win.
   std::vector<std::string> endpoints;
   std::string username;  // ACL user; empty: AUTH with password only
   std::string password;  // empty: no AUTH
