@@ -76,21 +76,6 @@ std::unique_ptr<RedisClient> Connect() {
   return std::move(*c);
 }
 
-// CPU seconds the server has used (INFO cpu: used_cpu_user + used_cpu_sys).
-// Unlike wall time this hardly moves when other processes load the machine.
-double ServerCpuSeconds(RedisClient* client) {
-  auto r = client->Command({"INFO", "cpu"});
-  if (!r.ok()) return 0;
-  double total = 0;
-  for (const char* key : {"used_cpu_user:", "used_cpu_sys:"}) {
-    size_t at = r->str().find(key);
-    if (at != std::string::npos) {
-      total += std::atof(r->str().c_str() + at + std::strlen(key));
-    }
-  }
-  return total;
-}
-
 // Adds server CPU per batch and the throughput the server alone could
 // sustain at that cost.
 void ReportServerCpu(benchmark::State& state, RedisClient* client,

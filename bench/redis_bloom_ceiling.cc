@@ -19,19 +19,6 @@
 namespace siftdb {
 namespace {
 
-double ServerCpu(RedisClient* client) {
-  auto r = client->Command({"INFO", "cpu"});
-  if (!r.ok()) return 0;
-  double total = 0;
-  for (const char* key : {"used_cpu_user:", "used_cpu_sys:"}) {
-    size_t at = r->str().find(key);
-    if (at != std::string::npos) {
-      total += std::atof(r->str().c_str() + at + std::strlen(key));
-    }
-  }
-  return total;
-}
-
 struct Sample {
   double cpu_ns_per_item = 0;
   double wall_items_per_s = 0;
@@ -56,7 +43,7 @@ void MeasurePair(RedisClient* probe, size_t batches, size_t batch, Step step,
     const size_t end = std::min(batches, begin + kBlock);
     for (int k = 0; k < 2; k++) {
       const int side = (begin / kBlock) % 2 == 0 ? k : 1 - k;
-      const double cpu0 = ServerCpu(probe);
+      const double cpu0 = ServerCpuSeconds(probe);
       auto t0 = std::chrono::steady_clock::now();
       for (size_t b = begin; b < end; b++) {
         if (!step(side, b)) {
@@ -67,7 +54,7 @@ void MeasurePair(RedisClient* probe, size_t batches, size_t batch, Step step,
       wall[side] +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
               .count();
-      cpu[side] += ServerCpu(probe) - cpu0;
+      cpu[side] += ServerCpuSeconds(probe) - cpu0;
     }
   }
   const double items = static_cast<double>(batches * batch);
@@ -114,6 +101,19 @@ bool BuildFilter(RedisBloomImpl* bloom, const std::string& name, int links) {
 }
 
 }  // namespace
+
+double ServerCpuSeconds(RedisClient* client) {
+  auto r = client->Command({"INFO", "cpu"});
+  if (!r.ok()) return 0;
+  double total = 0;
+  for (const char* key : {"used_cpu_user:", "used_cpu_sys:"}) {
+    size_t at = r->str().find(key);
+    if (at != std::string::npos) {
+      total += std::atof(r->str().c_str() + at + std::strlen(key));
+    }
+  }
+  return total;
+}
 
 void CeilingReport(const std::string& endpoint, size_t batch, size_t batches) {
   RedisClientOptions o;

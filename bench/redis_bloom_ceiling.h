@@ -20,6 +20,13 @@
 
 namespace siftdb {
 
+class RedisClient;
+
+// CPU seconds the server has used (INFO cpu: used_cpu_user + used_cpu_sys;
+// 0 when INFO fails). Unlike wall time this hardly moves when other
+// processes load the machine.
+double ServerCpuSeconds(RedisClient* client);
+
 // Prints the report to stdout. `batches` per measurement.
 void CeilingReport(const std::string& endpoint, size_t batch, size_t batches);
 
