@@ -208,8 +208,10 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
       mutex_.Lock();
     }
     stats_.Record(Ticker::kBytesWritten, WriteBatchInternal::ByteSize(group));
-    write_controller_.Charge(env_->NowMicros(),
-                             WriteBatchInternal::ByteSize(group));
+    if (write_controller_.delayed()) {
+      write_controller_.Charge(env_->NowMicros(),
+                               WriteBatchInternal::ByteSize(group));
+    }
     if (log_error) {
       // The log may now end in a partial record, and the group's fate after
       // a crash is unknown: stop accepting writes.
@@ -281,8 +283,11 @@ absl::Status DBImpl::MakeRoomForWrite(bool force) {
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     write_controller_.SetPressure(CurrentWritePressure());
+    // The clock is read only while delayed: most writes never are.
     const uint64_t delay =
-        allow_delay ? write_controller_.DelayMicros(env_->NowMicros()) : 0;
+        allow_delay && write_controller_.delayed()
+            ? write_controller_.DelayMicros(env_->NowMicros())
+            : 0;
     if (delay > 0) {
       // Compaction is behind: writes go at the controller's rate, which
       // falls as the debt nears a hard limit (db/write_controller.h).
