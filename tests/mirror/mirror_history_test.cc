@@ -48,8 +48,8 @@ void FillAndReplicate(DB* db, RedisServer* master) {
     ASSERT_TRUE(db->Put(WriteOptions(), TestKey(i), "v").ok());
   }
   ASSERT_TRUE(WaitUntil([&] { return MirrorTrusted(db); }));
-  auto waited = master->Call({"WAIT", "1", "5000"});
-  ASSERT_TRUE(waited.ok() && *waited == "1") << waited.status();
+  absl::Status waited = master->ReplicateAll(1, absl::Seconds(5));
+  ASSERT_TRUE(waited.ok()) << waited;
 }
 
 TEST(MirrorHistoryTest, NoAckFromTheNewMasterWhileTheOldLeaseLives) {

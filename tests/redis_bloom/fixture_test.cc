@@ -40,7 +40,7 @@ TEST(RedisServerFixture, ReplicaFollowsMaster) {
       (*master)->StartReplica();
   ASSERT_TRUE(replica.ok()) << replica.status();
   ASSERT_EQ(*(*master)->Call({"SET", "k", "v"}), "OK");
-  ASSERT_EQ(*(*master)->Call({"WAIT", "1", "5000"}), "1");
+  ASSERT_TRUE((*master)->ReplicateAll(1, absl::Seconds(5)).ok());
   EXPECT_EQ(*(*replica)->Call({"GET", "k"}), "v");
 }
 

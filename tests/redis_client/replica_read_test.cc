@@ -72,8 +72,8 @@ class ReplicaReadTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status();
     replica_ = std::move(*r);
     ASSERT_TRUE(master_->Call({"SET", "k", "v"}).ok());
-    auto acked = master_->Call({"WAIT", "1", "5000"});
-    ASSERT_TRUE(acked.ok() && *acked == "1") << acked.status();
+    absl::Status acked = master_->ReplicateAll(1, absl::Seconds(5));
+    ASSERT_TRUE(acked.ok()) << acked;
     ResetStats();
   }
 
@@ -181,8 +181,8 @@ TEST(ReplicaReadSentinelTest, ReadsGoToAReplicaTheSentinelsList) {
   test::RedisSentinelGroup& group = **g;
   RedisServer* master = group.nodes()[0].get();
   ASSERT_TRUE(master->Call({"SET", "k", "v"}).ok());
-  auto acked = master->Call({"WAIT", "2", "5000"});
-  ASSERT_TRUE(acked.ok() && *acked == "2") << acked.status();
+  absl::Status acked = master->ReplicateAll(2, absl::Seconds(5));
+  ASSERT_TRUE(acked.ok()) << acked;
   for (const auto& node : group.nodes()) {
     ASSERT_TRUE(node->Call({"CONFIG", "RESETSTAT"}).ok());
   }

@@ -60,6 +60,24 @@ absl::StatusOr<std::unique_ptr<RedisSentinelGroup>> RedisSentinelGroup::Start(
     if (!s.ok()) return s.status();
     g->sentinels_.push_back(std::move(*s));
   }
+  // Replicas in sync first: until then WAIT counts none of them.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (true) {
+    absl::StatusOr<std::string> info =
+        g->nodes_[0]->Call({"INFO", "replication"});
+    if (info.ok() && absl::StrContains(*info, absl::StrCat("connected_slaves:",
+                                                           options.replicas))) {
+      break;
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError("replicas not connected within 30s");
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  if (options.replicas > 0) {
+    absl::Status synced = g->nodes_[0]->WaitForReplicas(absl::Seconds(30));
+    if (!synced.ok()) return synced;
+  }
   absl::Status s = g->WaitUntilReady(absl::Seconds(30));
   if (!s.ok()) return s;
   return g;

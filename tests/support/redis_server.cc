@@ -22,9 +22,11 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace siftdb::test {
 
@@ -233,9 +235,12 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
 absl::Status RedisServer::Spawn() {
   std::string binary = FindBinary();
   std::vector<std::string> argv = {
-      binary,   "--port",    absl::StrCat(port_), "--bind",      "127.0.0.1",
-      "--save", "",          "--appendonly",      "no",          "--dir",
-      dir_,     "--logfile", "redis.log",         "--daemonize", "no"};
+      binary, "--port", absl::StrCat(port_), "--bind", "127.0.0.1", "--save",
+      "", "--appendonly", "no", "--dir", dir_, "--logfile", "redis.log",
+      "--daemonize", "no",
+      // A replica's full sync starts at once, not after the default 5 s
+      // wait for more replicas to share a diskless transfer.
+      "--repl-diskless-sync-delay", "0"};
   if (!options_.sentinel_config.empty()) {
     const std::string conf = dir_ + "/sentinel.conf";
     if (!std::filesystem::exists(conf)) {  // a restart keeps its rewrites
@@ -364,6 +369,13 @@ absl::Status RedisServer::Restart(bool keep_data) {
 
 absl::StatusOr<std::string> RedisServer::Call(
     const std::vector<std::string>& argv) {
+  absl::StatusOr<std::vector<std::string>> r = CallAll({argv});
+  if (!r.ok()) return r.status();
+  return std::move((*r)[0]);
+}
+
+absl::StatusOr<std::vector<std::string>> RedisServer::CallAll(
+    const std::vector<std::vector<std::string>>& commands) {
   timeval tv{5, 0};
   redisContext* c = redisConnectWithTimeout("127.0.0.1", port_, tv);
   if (c == nullptr || c->err != 0) {
@@ -379,22 +391,26 @@ absl::StatusOr<std::string> RedisServer::Call(
         static_cast<redisReply*>(redisCommand(c, "AUTH %s", pass.c_str()));
     if (r != nullptr) freeReplyObject(r);
   }
-  std::vector<const char*> ptrs;
-  std::vector<size_t> lens;
-  for (const std::string& a : argv) {
-    ptrs.push_back(a.data());
-    lens.push_back(a.size());
+  std::vector<std::string> out;
+  for (const std::vector<std::string>& argv : commands) {
+    std::vector<const char*> ptrs;
+    std::vector<size_t> lens;
+    for (const std::string& a : argv) {
+      ptrs.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    auto* r = static_cast<redisReply*>(redisCommandArgv(
+        c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+    if (r == nullptr) {
+      std::string err = c->errstr;
+      redisFree(c);
+      return absl::UnavailableError(
+          absl::StrFormat("redis 127.0.0.1:%d: %s: %s", port_,
+                          argv.empty() ? "" : argv[0], err));
+    }
+    out.push_back(RenderReply(r));
+    freeReplyObject(r);
   }
-  auto* r = static_cast<redisReply*>(redisCommandArgv(
-      c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
-  if (r == nullptr) {
-    std::string err = c->errstr;
-    redisFree(c);
-    return absl::UnavailableError(absl::StrFormat(
-        "redis 127.0.0.1:%d: %s: %s", port_, argv.empty() ? "" : argv[0], err));
-  }
-  std::string out = RenderReply(r);
-  freeReplyObject(r);
   redisFree(c);
   return out;
 }
@@ -421,13 +437,68 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartReplica() {
     absl::StatusOr<std::string> info =
         (*replica)->Call({"INFO", "replication"});
     if (info.ok() && absl::StrContains(*info, "master_link_status:up")) {
-      return replica;
+      break;
     }
     if (absl::Now() > deadline) {
       return absl::DeadlineExceededError(
           "replica did not connect to its master within 15s");
     }
     absl::SleepFor(absl::Milliseconds(50));
+  }
+  absl::Status s = WaitForReplicas(absl::Seconds(15));
+  if (!s.ok()) return s;
+  return replica;
+}
+
+absl::Status RedisServer::ReplicateAll(int replicas, absl::Duration timeout) {
+  // WAIT waits for its own connection's writes (on a connection that wrote
+  // nothing it returns at once), and the stream is ordered: a write that
+  // leaves nothing behind, then WAIT, on one connection.
+  const std::string count = absl::StrCat(replicas);
+  absl::StatusOr<std::vector<std::string>> r =
+      CallAll({{"SET", "siftdb-test:fence", "1"},
+               {"DEL", "siftdb-test:fence"},
+               {"WAIT", count,
+                absl::StrCat(std::max<int64_t>(
+                    1, absl::ToInt64Milliseconds(timeout)))}});
+  if (!r.ok()) return r.status();
+  if ((*r)[2] != count) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("redis %s: WAIT %s: %s replicas acknowledged",
+                        endpoint(), count, (*r)[2]));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RedisServer::WaitForReplicas(absl::Duration timeout) {
+  // After a full sync the master streams writes to a replica only once the
+  // replica has acknowledged (it does so about once a second), and until
+  // then WAIT does not count it: wait until WAIT counts every replica.
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    absl::StatusOr<std::string> info = Call({"INFO", "replication"});
+    std::string connected;
+    if (info.ok()) {
+      for (absl::string_view line : absl::StrSplit(*info, '\n')) {
+        line = absl::StripSuffix(line, "\r");
+        if (absl::ConsumePrefix(&line, "connected_slaves:")) {
+          connected = std::string(line);
+        }
+      }
+    }
+    if (!connected.empty() && connected != "0") {
+      int n = 0;
+      if (absl::SimpleAtoi(connected, &n) &&
+          ReplicateAll(n, absl::Milliseconds(100)).ok()) {
+        return absl::OkStatus();
+      }
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrFormat("redis %s: replicas not acknowledging within %s",
+                          endpoint(), absl::FormatDuration(timeout)));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
   }
 }
 

@@ -83,11 +83,21 @@ class RedisServer {
   // Runs one command through a fresh connection; returns the reply rendered
   // as text (integers and strings as is, errors as "ERR ...").
   absl::StatusOr<std::string> Call(const std::vector<std::string>& argv);
+  // Several commands, in order, on one connection; one rendered reply each.
+  absl::StatusOr<std::vector<std::string>> CallAll(
+      const std::vector<std::vector<std::string>>& commands);
   absl::Status FlushAll();
 
   // Starts another server replicating from this one (REPLICAOF) and waits
   // until its master link is up.
   absl::StatusOr<std::unique_ptr<RedisServer>> StartReplica();
+  // Polls until WAIT counts every connected replica (at least one): from
+  // then on writes reach them and WAIT can succeed.
+  absl::Status WaitForReplicas(absl::Duration timeout);
+  // OK once `replicas` replicas hold everything written to this server so
+  // far, by any client (a fence write and WAIT on one connection);
+  // DeadlineExceeded naming the count if not within `timeout`.
+  absl::Status ReplicateAll(int replicas, absl::Duration timeout);
 
  private:
   RedisServer(RedisServerOptions options, int port, std::string dir,
