@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "redis/client/hiredis_reply.h"
 #include "redis/client/redis_url.h"
+#include "redis/client/sentinel_connection.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -35,50 +36,6 @@ std::string_view FirstWord(std::string_view text) {
 std::string SentinelText(const RedisClientOptions& o) {
   return absl::StrFormat("sentinel master '%s'", o.master_name);
 }
-
-// A short-lived connection to a Sentinel, plain (hiredis) or TLS.
-class SentinelConnection {
- public:
-  SentinelConnection() = default;
-  SentinelConnection(const SentinelConnection&) = delete;
-  SentinelConnection& operator=(const SentinelConnection&) = delete;
-  ~SentinelConnection() {
-    if (ctx_ != nullptr) redisFree(ctx_);
-  }
-
-  // The failure text (for the "no Sentinel named the master" list) or "".
-  std::string Open(const RedisEndpoint& ep, const std::string& name,
-                   const std::shared_ptr<const RedisTlsContext>& tls,
-                   absl::Duration timeout) {
-    name_ = name;
-    if (tls != nullptr) {
-      absl::StatusOr<std::unique_ptr<RedisTlsConnection>> c =
-          RedisTlsConnection::Connect(tls, ep.host, ep.port, name, timeout,
-                                      timeout);
-      if (!c.ok()) return std::string(c.status().message());
-      tls_ = std::move(*c);
-      return "";
-    }
-    timeval tv = DurationToTimeval(timeout);
-    ctx_ = redisConnectWithTimeout(ep.host.c_str(), ep.port, tv);
-    if (ctx_ == nullptr || ctx_->err != 0) {
-      return absl::StrFormat("%s: connect: %s", name,
-                             ctx_ == nullptr ? "out of memory" : ctx_->errstr);
-    }
-    redisSetTimeout(ctx_, tv);
-    return "";
-  }
-
-  absl::StatusOr<RedisReply> Run(const std::vector<std::string>& argv) {
-    if (tls_ != nullptr) return tls_->Run(argv);
-    return RunOnHiredis(ctx_, argv, name_);
-  }
-
- private:
-  std::string name_;
-  redisContext* ctx_ = nullptr;
-  std::unique_ptr<RedisTlsConnection> tls_;
-};
 
 }  // namespace
 
@@ -194,7 +151,18 @@ RedisClient::RedisClient(const RedisClientOptions& options,
       endpoint_text_(!options.master_name.empty()  ? SentinelText(options)
                      : endpoint_.unix_path.empty() ? endpoint_.ToString()
                                                    : endpoint_.unix_path),
-      tls_context_(std::move(tls_context)) {}
+      tls_context_(std::move(tls_context)) {
+  sentinel_set_.sentinels = options_.sentinels;
+  sentinel_set_.master_name = options_.master_name;
+  sentinel_set_.username = options_.sentinel_username;
+  sentinel_set_.password = options_.sentinel_password;
+  sentinel_set_.tls = tls_context_;
+  sentinel_set_.connect_timeout = options_.connect_timeout;
+  sentinel_set_.command_timeout = options_.connect_timeout;
+  if (via_sentinel() && options_.sentinel_subscribe) {
+    watch_ = std::make_unique<SentinelSwitchWatch>(sentinel_set_);
+  }
+}
 
 RedisClient::~RedisClient() { Close(); }
 
@@ -221,81 +189,19 @@ absl::Status RedisClient::ContextError(std::string_view what) const {
       absl::StrFormat("redis %s: %s: %s", endpoint_text_, what, detail));
 }
 
-absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() const {
-  std::vector<std::string> errors;
-  const size_t n = options_.sentinels.size();
-  for (size_t i = 0; i < n; i++) {
-    // Start from the Sentinel that answered last, so a dead or blackholed
-    // one costs a connect timeout once, not on every periodic check.
-    const size_t index = (sentinel_first_ + i) % n;
-    const std::string& sentinel = options_.sentinels[index];
-    absl::StatusOr<RedisEndpoint> ep = RedisEndpoint::Parse(sentinel);
-    if (!ep.ok()) return ep.status();
-    SentinelConnection c;
-    std::string failed =
-        c.Open(*ep, sentinel, tls_context_, options_.connect_timeout);
-    if (!failed.empty()) {
-      errors.push_back(std::move(failed));
-      continue;
-    }
-    absl::StatusOr<RedisReply> reply = RedisReply::Nil();
-    if (!options_.sentinel_password.empty()) {
-      std::vector<std::string> auth = {"AUTH"};
-      if (!options_.sentinel_username.empty()) {
-        auth.push_back(options_.sentinel_username);
-      }
-      auth.push_back(options_.sentinel_password);
-      reply = c.Run(auth);
-      if (reply.ok() && reply->is_error()) {
-        const std::string text = reply->str();
-        // A refused AUTH is a configuration error, not an outage.
-        return absl::UnauthenticatedError(
-            absl::StrFormat("redis sentinel %s: AUTH: %s", sentinel, text));
-      }
-    }
-    if (!reply.ok()) {
-      errors.push_back(std::string(reply.status().message()));
-      continue;
-    }
-    reply =
-        c.Run({"SENTINEL", "get-master-addr-by-name", options_.master_name});
-    if (!reply.ok()) {
-      errors.push_back(std::string(reply.status().message()));
-      continue;
-    }
-    if (reply->is_error()) {
-      if (absl::StartsWith(reply->str(), "NOAUTH") ||
-          absl::StartsWith(reply->str(), "WRONGPASS")) {
-        return absl::UnauthenticatedError(
-            absl::StrFormat("redis sentinel %s: %s", sentinel, reply->str()));
-      }
-      errors.push_back(absl::StrFormat("%s: %s", sentinel, reply->str()));
-      continue;
-    }
-    if (!reply->is_array() || reply->elements().size() != 2 ||
-        !reply->elements()[0].is_string() ||
-        !reply->elements()[1].is_string()) {
-      errors.push_back(absl::StrFormat("%s: does not know master '%s'",
-                                       sentinel, options_.master_name));
-      continue;
-    }
-    RedisEndpoint master;
-    master.host = reply->elements()[0].str();
-    const std::string& port = reply->elements()[1].str();
-    auto [ptr, ec] =
-        std::from_chars(port.data(), port.data() + port.size(), master.port);
-    if (ec != std::errc() || ptr != port.data() + port.size() ||
-        master.port < 1 || master.port > 65535 || master.host.empty()) {
-      errors.push_back(
-          absl::StrFormat("%s: the master's address is malformed", sentinel));
-      continue;
-    }
-    sentinel_first_ = index;
-    return master;
+absl::StatusOr<RedisEndpoint> RedisClient::ResolveMaster() {
+  if (watch_ != nullptr) watch_seen_ = watch_->generation();
+  last_resolve_ = absl::Now();
+  return ResolveSentinelMaster(sentinel_set_, &sentinel_first_);
+}
+
+bool RedisClient::MasterMayHaveMoved() const {
+  if (watch_ != nullptr) {
+    if (watch_->generation() != watch_seen_) return true;
+    // A live subscription tells of every switch: no need to poll.
+    if (watch_->subscribed()) return false;
   }
-  return absl::UnavailableError(
-      absl::StrFormat("redis %s: no Sentinel named the master: %s",
-                      SentinelText(options_), absl::StrJoin(errors, "; ")));
+  return absl::Now() - last_resolve_ >= options_.sentinel_check_interval;
 }
 
 absl::Status RedisClient::VerifyMaster() {
@@ -322,7 +228,6 @@ absl::Status RedisClient::Open() {
   if (via_sentinel()) {
     absl::StatusOr<RedisEndpoint> master = ResolveMaster();
     if (!master.ok()) return master.status();
-    last_resolve_ = absl::Now();
     endpoint_ = std::move(*master);
     endpoint_text_ = endpoint_.ToString();
   }
@@ -474,13 +379,14 @@ absl::StatusOr<std::vector<RedisReply>> RedisClient::Roundtrip(
   std::vector<RedisReply> replies;
   while (true) {
     attempts++;
-    if (via_sentinel() && connected() &&
-        absl::Now() - last_resolve_ >= options_.sentinel_check_interval) {
+    if (via_sentinel() && connected() && MasterMayHaveMoved()) {
       // Has a failover replaced our master? If the Sentinels cannot be
       // asked, keep the connection we have (ROLE checked it).
       absl::StatusOr<RedisEndpoint> master = ResolveMaster();
-      last_resolve_ = absl::Now();
-      if (master.ok() && master->ToString() != endpoint_text_) Close();
+      if (master.ok() && master->ToString() != endpoint_text_) {
+        Close();
+        master_moves_++;
+      }
     }
     absl::Status s = !connected() ? Open() : absl::OkStatus();
     if (s.ok()) {

@@ -16,10 +16,14 @@
 //     checks with ROLE that the node is a master; a node that says it is a
 //     replica is never written to. A -READONLY reply (the node was demoted)
 //     counts as a connection error: the client reconnects, asking the Sentinels
-//     again, and resends. The Sentinels are also asked again before a call once
-//     sentinel_check_interval has passed, so a replaced master that is
-//     still up (and still says "master") is left within that interval.
-//     So a failover is followed within retry_deadline.
+//     again, and resends. A thread subscribed to the Sentinels'
+//     +switch-master channel (redis/client/sentinel_switch_watch.h) makes
+//     the next call ask the Sentinels again as soon as a failover is
+//     announced; while that subscription is down, the Sentinels are asked
+//     before a call once sentinel_check_interval has passed. So a replaced
+//     master that is still up (and still says "master") is left at the
+//     next call after the announcement, and a failover is followed within
+//     retry_deadline.
 //   * AUTH user pass (ACL) or AUTH pass, and SELECT, on every (re)connect.
 //   * TLS (tls set, or rediss:// / rediss+sentinel://): the connection is a
 //     RedisTlsConnection (redis/client/redis_tls.h: OpenSSL, owning its
@@ -65,6 +69,8 @@
 #include "redis/client/redis_reply.h"
 #include "redis/client/redis_tls.h"
 #include "redis/client/redis_url.h"
+#include "redis/client/sentinel_connection.h"
+#include "redis/client/sentinel_switch_watch.h"
 
 struct redisContext;
 
@@ -87,16 +93,22 @@ struct RedisClientOptions {
   std::string master_name;
   std::string sentinel_username;  // AUTH to the Sentinels (both optional)
   std::string sentinel_password;
-  // Before a call, when this long has passed since the Sentinels were last
-  // asked, ask again and move to the master they name if it changed. This
-  // bounds how long the client keeps writing to a replaced master that has
-  // not been demoted yet (Sentinel demotes it only when it next sees it).
-  // Zero: ask before every call.
+  // Subscribe to +switch-master (one thread and one Sentinel connection
+  // per client) and ask the Sentinels again when it announces a failover
+  // of this master.
+  bool sentinel_subscribe = true;
+  // While no subscription is live (sentinel_subscribe off, or no Sentinel
+  // reachable for it): before a call, when this long has passed since the
+  // Sentinels were last asked, ask again and move to the master they name
+  // if it changed. This bounds how long the client keeps writing to a
+  // replaced master that has not been demoted yet (Sentinel demotes it only
+  // when it next sees it). Zero: ask before every call.
   absl::Duration sentinel_check_interval = absl::Seconds(1);
   // Where reads go (URL: ?read_from=). RedisClient itself always talks to
-  // the one server it names; ConnectRedis honours kReplicaPreferred for a
-  // standalone server or a Sentinel-managed master, and RedisBloom for its
-  // read operations (redis/client/redis_replica_read.h,
+  // the one server it names; ConnectRedis (the remote filter reader)
+  // honours kReplicaPreferred for a standalone server or a Sentinel-managed
+  // master; RedisBloom refuses it, since a lagging replica would answer
+  // "absent" for an acknowledged add (redis/client/redis_replica_read.h,
   // docs/redis_client.md "Replicas for reads").
   RedisReadFrom read_from = RedisReadFrom::kMaster;
   // kReplicaPreferred: after no healthy replica was found, or the one in
@@ -186,6 +198,16 @@ class RedisClient {
   bool via_sentinel() const { return !options_.master_name.empty(); }
   // Connections made after the first one (observability and tests).
   int64_t reconnects() const { return reconnects_; }
+  // Via Sentinel: times a check (announced or periodic) found the master
+  // moved while the client was connected; the +switch-master messages seen
+  // for this master; whether the subscription is live.
+  int64_t master_moves() const { return master_moves_; }
+  int64_t switch_messages() const {
+    return watch_ == nullptr ? 0 : watch_->switches();
+  }
+  bool switch_subscribed() const {
+    return watch_ != nullptr && watch_->subscribed();
+  }
 
  private:
   RedisClient(const RedisClientOptions& options, RedisEndpoint endpoint,
@@ -195,7 +217,10 @@ class RedisClient {
   // Sentinels first, and checking ROLE after, when via_sentinel()).
   absl::Status Open();
   // Asks each Sentinel in turn for the master's address.
-  absl::StatusOr<RedisEndpoint> ResolveMaster() const;
+  absl::StatusOr<RedisEndpoint> ResolveMaster();
+  // Via Sentinel: the subscription announced a change, or (with no live
+  // subscription) sentinel_check_interval has passed.
+  bool MasterMayHaveMoved() const;
   // ROLE says "master", else Unavailable.
   absl::Status VerifyMaster();
   void Close();
@@ -225,8 +250,14 @@ class RedisClient {
   std::unique_ptr<RedisTlsConnection> tls_;
   // RedisScript::id() -> the SHA-1 name SCRIPT LOAD returned on this client.
   absl::flat_hash_map<uint64_t, std::string> script_sha_;
-  absl::Time last_resolve_ = absl::InfinitePast();  // via_sentinel() only
-  mutable size_t sentinel_first_ = 0;               // the Sentinel to ask first
+  // via_sentinel() only: where the Sentinels are, the one to ask first,
+  // when they were last asked and the watch's generation then.
+  SentinelSet sentinel_set_;
+  size_t sentinel_first_ = 0;
+  absl::Time last_resolve_ = absl::InfinitePast();
+  std::unique_ptr<SentinelSwitchWatch> watch_;
+  uint64_t watch_seen_ = 0;
+  int64_t master_moves_ = 0;
   int64_t connects_ = 0;
   int64_t reconnects_ = 0;
 };

@@ -320,7 +320,7 @@ absl::StatusOr<std::unique_ptr<RedisTlsConnection>> RedisTlsConnection::Connect(
     if (ret == 1) break;
     const int e = SSL_get_error(ssl, ret);
     absl::Status s = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
-                         ? conn->WaitFor(e, deadline, "TLS handshake")
+                         ? conn->WaitFor(e, deadline, "TLS handshake", nullptr)
                          : conn->SslError("TLS handshake", ret, e);
     if (!s.ok()) return s;
   }
@@ -328,7 +328,8 @@ absl::StatusOr<std::unique_ptr<RedisTlsConnection>> RedisTlsConnection::Connect(
 }
 
 absl::Status RedisTlsConnection::WaitFor(int ssl_error, absl::Time deadline,
-                                         std::string_view what) {
+                                         std::string_view what,
+                                         bool* timed_out) {
   pollfd p = {
       fd_,
       static_cast<short>(ssl_error == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN),
@@ -342,6 +343,7 @@ absl::Status RedisTlsConnection::WaitFor(int ssl_error, absl::Time deadline,
         "redis %s: %s: poll: %s", endpoint_, what, std::strerror(errno)));
   }
   if (n == 0) {
+    if (timed_out != nullptr) *timed_out = true;
     return absl::UnavailableError(absl::StrFormat(
         "redis %s: %s: Resource temporarily unavailable (timed out)", endpoint_,
         what));
@@ -410,7 +412,7 @@ absl::Status RedisTlsConnection::Write(std::string_view data,
     }
     const int e = SSL_get_error(ssl_, ret);
     absl::Status s = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
-                         ? WaitFor(e, deadline, what)
+                         ? WaitFor(e, deadline, what, nullptr)
                          : SslError(what, ret, e);
     if (!s.ok()) return s;
   }
@@ -430,9 +432,26 @@ absl::StatusOr<RedisReply> RedisTlsConnection::Run(
 
 absl::Status RedisTlsConnection::ReadReply(RedisReply* out,
                                            std::string_view what) {
+  return ReadReplyBy(out, DeadlineAfter(command_timeout_), what, nullptr);
+}
+
+absl::StatusOr<bool> RedisTlsConnection::ReadReplyWithin(
+    RedisReply* out, absl::Duration wait, std::string_view what) {
+  bool timed_out = false;
+  absl::Status s = ReadReplyBy(out, absl::Now() + wait, what, &timed_out);
+  if (s.ok()) return true;
+  if (timed_out) return false;
+  return s;
+}
+
+void RedisTlsConnection::Shutdown() { shutdown(fd_, SHUT_RDWR); }
+
+absl::Status RedisTlsConnection::ReadReplyBy(RedisReply* out,
+                                             absl::Time deadline,
+                                             std::string_view what,
+                                             bool* timed_out) {
   void* raw = nullptr;
   void** reply = &raw;
-  const absl::Time deadline = DeadlineAfter(command_timeout_);
   char buf[16 * 1024];
   while (true) {
     if (redisReaderGetReply(reader_, reply) != REDIS_OK) {
@@ -457,7 +476,7 @@ absl::Status RedisTlsConnection::ReadReply(RedisReply* out,
     }
     const int e = SSL_get_error(ssl_, ret);
     absl::Status s = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE
-                         ? WaitFor(e, deadline, what)
+                         ? WaitFor(e, deadline, what, timed_out)
                          : SslError(what, ret, e);
     if (!s.ok()) return s;
   }

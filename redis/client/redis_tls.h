@@ -109,6 +109,15 @@ class RedisTlsConnection {
   // Reads one reply (parsed by hiredis's reader). Any error leaves the
   // connection unusable.
   absl::Status ReadReply(RedisReply* reply, std::string_view what);
+  // Reads the next reply if one arrives within `wait` (for subscriptions):
+  // true with *reply set; false when none came, the connection still
+  // usable (a partly received reply stays buffered); an error otherwise.
+  absl::StatusOr<bool> ReadReplyWithin(RedisReply* reply, absl::Duration wait,
+                                       std::string_view what);
+  // shutdown(2) on the socket, from any thread: a ReadReplyWithin blocked
+  // in another thread returns an error at once. The connection is unusable
+  // afterwards (destroy it from its own thread).
+  void Shutdown();
   // One command: Write, then ReadReply. A server error is a kError reply.
   absl::StatusOr<RedisReply> Run(const std::vector<std::string>& argv);
 
@@ -117,9 +126,13 @@ class RedisTlsConnection {
                      ssl_st* ssl, redisReader* reader, std::string endpoint,
                      absl::Duration command_timeout);
   // Waits (bounded by deadline) until the socket is ready for what the
-  // last SSL call wants; `ssl_error` is SSL_get_error's answer.
+  // last SSL call wants; `ssl_error` is SSL_get_error's answer. A timeout
+  // sets *timed_out (when not null) besides returning UNAVAILABLE.
   absl::Status WaitFor(int ssl_error, absl::Time deadline,
-                       std::string_view what);
+                       std::string_view what, bool* timed_out);
+  // ReadReply bounded by `deadline` (timed_out as for WaitFor).
+  absl::Status ReadReplyBy(RedisReply* reply, absl::Time deadline,
+                           std::string_view what, bool* timed_out);
   absl::Status SslError(std::string_view what, int ret, int ssl_error) const;
 
   const std::shared_ptr<const RedisTlsContext> context_;

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "redis/client/redis_client.h"
 #include "redis/client/redis_cluster_client.h"
+#include "redis/client/sentinel_switch_watch.h"
 #include "tests/support/redis_sentinel.h"
 #include "tests/support/redis_server.h"
 
@@ -99,6 +100,19 @@ class SentinelTest : public ::testing::Test {
   std::unique_ptr<RedisSentinelGroup> group_;
 };
 
+// The payload's first word is the master's name; other masters' switches
+// and malformed payloads are ignored.
+TEST(SentinelSwitchWatchTest, NamesMaster) {
+  EXPECT_TRUE(SentinelSwitchWatch::NamesMaster(
+      "mymaster 127.0.0.1 6379 127.0.0.1 6380", "mymaster"));
+  EXPECT_FALSE(SentinelSwitchWatch::NamesMaster(
+      "mymaster2 127.0.0.1 6379 127.0.0.1 6380", "mymaster"));
+  EXPECT_FALSE(SentinelSwitchWatch::NamesMaster(
+      "other 127.0.0.1 6379 127.0.0.1 6380", "mymaster"));
+  EXPECT_FALSE(SentinelSwitchWatch::NamesMaster("mymaster", "mymaster"));
+  EXPECT_FALSE(SentinelSwitchWatch::NamesMaster("", "mymaster"));
+}
+
 TEST_F(SentinelTest, DiscoversTheMasterWithBothAuths) {
   RedisSentinelGroupOptions o;
   o.password = "data-pw";
@@ -165,9 +179,57 @@ TEST_F(SentinelTest, FollowsSentinelFailover) {
   ASSERT_TRUE(group_->Failover().ok());
   WriteThroughFailover(c.get(), old_master, &acked);
   // The replaced master may still say "master" here: Sentinel demotes it
-  // only some seconds later. The client left it anyway (it asks the
-  // Sentinels every sentinel_check_interval), which is what kept every
-  // acknowledged write.
+  // only some seconds later. The client left it anyway (the +switch-master
+  // announcement, or failing that the periodic check, made it ask the
+  // Sentinels again), which is what kept every acknowledged write.
+}
+
+// The +switch-master subscription alone moves a client: with periodic
+// checks off, a client that only reads (GET succeeds on a demoted master,
+// so no error would move it) is on the new master at its first call after
+// the announcement. A client without the subscription stays on the old
+// node, which shows the test can tell. Two of the three Sentinels are
+// killed first, so the subscription must also have moved to the third.
+TEST_F(SentinelTest, FollowsAnAnnouncedFailoverWithoutErrorsOrPolling) {
+  StartGroup();
+  if (group_ == nullptr) return;
+  RedisClientOptions o;
+  o.endpoint = group_->Url();
+  o.connect_timeout = absl::Milliseconds(500);
+  o.command_timeout = absl::Seconds(5);
+  o.sentinel_check_interval = absl::InfiniteDuration();
+  auto watching = RedisClient::Connect(o);
+  ASSERT_TRUE(watching.ok()) << watching.status();
+  o.sentinel_subscribe = false;
+  auto blind = RedisClient::Connect(o);
+  ASSERT_TRUE(blind.ok()) << blind.status();
+  const std::string old_master = (*watching)->endpoint();
+  EXPECT_EQ((*blind)->endpoint(), old_master);
+  ASSERT_TRUE(group_->sentinels()[0]->Kill().ok());
+  ASSERT_TRUE(group_->sentinels()[1]->Kill().ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  auto wait_for = [&](auto done, const char* what) {
+    while (!done()) {
+      ASSERT_LT(absl::Now(), deadline) << what;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  };
+  wait_for([&] { return (*watching)->switch_subscribed(); }, "subscribed");
+  ASSERT_TRUE(group_->Failover().ok());
+  auto now = group_->WaitForNewMaster(old_master, absl::Seconds(30));
+  ASSERT_TRUE(now.ok()) << now.status();
+  wait_for([&] { return (*watching)->switch_messages() > 0; },
+           "no +switch-master seen");
+  EXPECT_FALSE((*blind)->switch_subscribed());
+  EXPECT_EQ((*blind)->switch_messages(), 0);
+  for (auto* c : {watching->get(), blind->get()}) {
+    auto r = c->Command({"GET", "k"});
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  EXPECT_EQ((*watching)->endpoint(), *now);
+  EXPECT_EQ((*watching)->master_moves(), 1);
+  EXPECT_EQ((*blind)->endpoint(), old_master);
+  EXPECT_EQ((*blind)->master_moves(), 0);
 }
 
 TEST_F(SentinelTest, FollowsAKilledMaster) {
