@@ -244,12 +244,27 @@ absl::StatusOr<BloomAddResults> RedisBloomImpl::AddBatch(
   }
   for (size_t begin = 0; begin < items.size(); begin += kMaxScriptItems) {
     size_t end = std::min(items.size(), begin + kMaxScriptItems);
-    absl::StatusOr<BloomAddResults> part =
-        AddChunk(name, items, begin, end, mode, create);
-    if (!part.ok()) return part.status();
-    if (wait_replicas_ > 0) {
+    absl::StatusOr<BloomAddResults> part;
+    for (int attempt = 0;; attempt++) {
+      const int64_t connection = client_->reconnects();
+      part = AddChunk(name, items, begin, end, mode, create);
+      if (!part.ok()) return part.status();
+      if (wait_replicas_ == 0) break;
       absl::Status waited = WaitForReplicas(name);
       if (!waited.ok()) return waited;
+      // WAIT counts the replicas of the server it ran on. If the client
+      // reconnected since the step began (a failover, or a retried
+      // connection error), the step may have run on another server, which
+      // this WAIT says nothing about: run the step again (adds are
+      // idempotent) and WAIT again, on the one connection.
+      if (client_->reconnects() == connection) break;
+      if (attempt == 3) {
+        return absl::UnavailableError(absl::StrFormat(
+            "%s: the connection changed between the add and its WAIT %d "
+            "times; the items may not be replicated",
+            BloomName(name), attempt + 1));
+      }
+      all.ambiguous_retries++;
     }
     all.added.insert(all.added.end(), part->added.begin(), part->added.end());
     all.ambiguous_retries += part->ambiguous_retries;

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/tcp_proxy.h"
 
 namespace siftdb {
 namespace {
@@ -64,6 +66,59 @@ TEST(RedisBloomWaitTest, ShortWaitIsAnErrorNamingTheCount) {
   auto plain = RedisBloom::Open(o);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_TRUE((*plain)->MAdd("f", std::vector<std::string>{"i"}).ok());
+}
+
+// The WAIT must count the replicas of the server the add ran on. Here the
+// connection is cut inside the WAIT command and the reconnect reaches
+// another master (B, with a replica) through a proxy: B's WAIT answers 1,
+// but the items went to A. The add must run again on B before the call
+// succeeds (without that, this test finds the items missing on B).
+TEST(RedisBloomWaitTest, AReconnectBetweenAddAndWaitRedoesTheAdd) {
+  SIFTDB_REQUIRE_REDIS();
+  auto a = RedisServer::Start();
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = RedisServer::Start();
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto b_replica = (*b)->StartReplica();
+  ASSERT_TRUE(b_replica.ok()) << b_replica.status();
+  auto proxy = test::TcpProxy::Start((*a)->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+
+  RedisBloomOptions o;
+  o.endpoint = (*proxy)->endpoint();
+  o.retry_deadline = absl::Seconds(10);
+  o.wait_replicas = 1;
+  o.wait_timeout = absl::Milliseconds(200);
+  auto bloom = RedisBloom::Open(o);
+  ASSERT_TRUE(bloom.ok()) << bloom.status();
+  auto items = [](char c) {
+    std::vector<std::string> v;
+    for (int i = 0; i < 20; i++) v.push_back(absl::StrFormat("%c%03d", c, i));
+    return v;
+  };
+  // A has no replica, so this WAIT times out: DeadlineExceeded.
+  ASSERT_TRUE((*bloom)->Reserve("f", 0.01, 1000).ok());
+  EXPECT_TRUE(
+      absl::IsDeadlineExceeded((*bloom)->MAdd("f", items('x')).status()));
+
+  // Cut the open connection as the next WAIT is sent (the add step before
+  // it goes through to A); the reconnect goes to B.
+  (*proxy)->SetUpstream((*b)->port());
+  (*proxy)->CutOpenBeforeClientSends("$4\r\nWAIT\r\n");
+  auto added = (*bloom)->MAdd("f", items('y'));
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->ambiguous_retries, 1);
+  EXPECT_GE((*proxy)->connections_accepted(), 2u);
+
+  RedisBloomOptions direct;
+  direct.endpoint = (*b)->endpoint();
+  auto on_b = RedisBloom::Open(direct);
+  ASSERT_TRUE(on_b.ok()) << on_b.status();
+  auto found = (*on_b)->MExists("f", items('y'));
+  ASSERT_TRUE(found.ok()) << found.status();
+  for (size_t i = 0; i < found->size(); i++) {
+    EXPECT_TRUE((*found)[i]) << "item " << i << " acknowledged, not on B";
+  }
 }
 
 }  // namespace

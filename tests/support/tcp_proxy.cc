@@ -116,6 +116,8 @@ struct TcpProxy::Connection {
   Mutex mu;
   // Client bytes still to forward before the cut; 0 means no limit.
   uint64_t client_bytes_left ABSL_GUARDED_BY(mu);
+  // Cut before forwarding client bytes that hold this; empty: never.
+  std::string cut_before ABSL_GUARDED_BY(mu);
   std::thread to_server;
   std::thread to_client;
 };
@@ -195,6 +197,14 @@ void TcpProxy::CutAfterClientBytes(uint64_t bytes) {
   for (const std::unique_ptr<Connection>& conn : connections_) {
     MutexLock conn_lock(&conn->mu);
     conn->client_bytes_left = bytes;
+  }
+}
+
+void TcpProxy::CutOpenBeforeClientSends(std::string_view bytes) {
+  MutexLock lock(&mu_);
+  for (const std::unique_ptr<Connection>& conn : connections_) {
+    MutexLock conn_lock(&conn->mu);
+    conn->cut_before = std::string(bytes);
   }
 }
 
@@ -318,6 +328,13 @@ void TcpProxy::Pump(Connection* conn, bool client_to_server) {
     bool cut_after = false;
     if (client_to_server) {
       MutexLock lock(&conn->mu);
+      const size_t at = conn->cut_before.empty()
+                            ? std::string_view::npos
+                            : std::string_view(buf, len).find(conn->cut_before);
+      if (at != std::string_view::npos) {
+        len = at;  // what comes before the match, then the cut
+        cut_after = true;
+      }
       if (conn->client_bytes_left > 0) {
         if (len >= conn->client_bytes_left) {
           len = static_cast<size_t>(conn->client_bytes_left);

@@ -37,6 +37,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -74,6 +75,10 @@ class TcpProxy {
   // Cuts each connection, open or new, once it has forwarded `bytes` more
   // bytes client->server (exactly that many reach the server); 0 disables.
   void CutAfterClientBytes(uint64_t bytes);
+  // Cuts each connection open now (not later ones) when the client sends
+  // `bytes` (found within one read): what precedes them is forwarded, they
+  // and the rest are not.
+  void CutOpenBeforeClientSends(std::string_view bytes);
   // Connections accepted so far, including those refused by the blackhole.
   uint64_t connections_accepted() const { return connections_accepted_; }
 
