@@ -20,7 +20,8 @@
 // With --tls the local server also listens for TLS (a self-signed
 // certificate made with the openssl command), and a last table compares
 // Exists (one item), MExists and MAdd (batches of --batch) through plain TCP
-// and TLS, alternating, three rounds: medians and TLS/plain ratios.
+// and TLS, alternating, three rounds: medians and TLS/plain ratios
+// (alternating_report.h).
 // --benchmark_filter=NONE skips the Google Benchmark part.
 //
 //   redis_bloom_bench [--redis=127.0.0.1:6379|URL] [--batch=1000]
@@ -44,6 +45,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/alternating_report.h"
 #include "bench/bench_tls.h"
 #include "bench/local_redis.h"
 #include "bench/redis_bloom_ceiling.h"
@@ -374,44 +376,57 @@ double MicrosPerCall(int calls, const Op& op) {
          calls;
 }
 
+// The --tls table's layout.
+bench::AlternatingReport::Layout ReportLayout() {
+  return {.indent = "  ",
+          .corner = "median us/call",
+          .label_width = 22,
+          .value_width = 10,
+          .ratio_width = 10};
+}
+
+// Records, for `variant`, us per MAdd and MExists of batches of --batch
+// items (200 calls each) and per Exists of one item (5000 calls) on a fresh
+// filter `name` reached through `endpoint`.
+void RecordBloomCalls(bench::AlternatingReport* report, int variant,
+                      const std::string& endpoint, const std::string& name) {
+  g_endpoint = endpoint;
+  auto client = Connect();
+  RedisBloomImpl bloom(client.get());
+  (void)bloom.Delete(name);
+  (void)bloom.Reserve(name, 0.01, 2000000);
+  const double madd = MicrosPerCall(200, [&](int i) {
+    (void)bloom.MAdd(name,
+                     Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
+  });
+  const double mexists = MicrosPerCall(200, [&](int i) {
+    (void)bloom.MExists(
+        name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
+  });
+  report->Record(
+      "Exists (1 item)", variant,
+      MicrosPerCall(
+          5000, [&](int i) { (void)bloom.Exists(name, absl::StrCat("t", i)); }),
+      1);
+  report->Record("MExists (batch)", variant, mexists, 1);
+  report->Record("MAdd (batch)", variant, madd, 1);
+  (void)bloom.Delete(name);
+}
+
 void TlsReport(const std::string& plain, const std::string& tls) {
   std::printf(
       "\nTLS beside plain TCP (same server; us per call, medians of 3 "
       "rounds; batches of %zu)\n",
       g_batch);
-  std::vector<double> exists[2], mexists[2], madd[2];
-  for (int round = 0; round < 3; round++) {
-    for (int t = 0; t < 2; t++) {
-      g_endpoint = t == 0 ? plain : tls;
-      auto client = Connect();
-      RedisBloomImpl bloom(client.get());
-      const std::string name = absl::StrCat("tls-", round, "-", t);
-      (void)bloom.Delete(name);
-      (void)bloom.Reserve(name, 0.01, 2000000);
-      madd[t].push_back(MicrosPerCall(200, [&](int i) {
-        (void)bloom.MAdd(
-            name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
-      }));
-      mexists[t].push_back(MicrosPerCall(200, [&](int i) {
-        (void)bloom.MExists(
-            name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
-      }));
-      exists[t].push_back(MicrosPerCall(5000, [&](int i) {
-        (void)bloom.Exists(name, absl::StrCat("t", i));
-      }));
-      (void)bloom.Delete(name);
-    }
-  }
+  bench::AlternatingReport report("plain", "tls", ReportLayout());
+  int round = 0;
+  report.Alternate(3, [&](int t) {
+    RecordBloomCalls(&report, t, t == 0 ? plain : tls,
+                     absl::StrCat("tls-", round, "-", t));
+    round += t;
+  });
   g_endpoint = plain;
-  using siftdb::bench::Median;
-  std::printf("  %-22s %10s %10s %10s\n", "median us/call", "plain", "tls",
-              "tls/plain");
-  for (auto [label, v] : {std::pair{"Exists (1 item)", exists},
-                          std::pair{"MExists (batch)", mexists},
-                          std::pair{"MAdd (batch)", madd}}) {
-    std::printf("  %-22s %10.1f %10.1f %10.2f\n", label, Median(v[0]),
-                Median(v[1]), Median(v[1]) / Median(v[0]));
-  }
+  report.Print();
 }
 
 }  // namespace

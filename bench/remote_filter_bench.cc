@@ -26,7 +26,7 @@
 //    certificate made with the openssl command); after the above, PING and
 //    single-threaded fillrandom (mirror sync and async) run through plain
 //    TCP and TLS alternately, three rounds, and the medians and TLS/plain
-//    ratios are printed.
+//    ratios are printed (the rounds and medians: alternating_report.h).
 //
 // Custom main (not Google Benchmark's runner): each figure is one timed run
 // of a whole workload, printed as a table.
@@ -53,6 +53,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/alternating_report.h"
 #include "bench/bench_tls.h"
 #include "bench/local_redis.h"
 #include "db/db_impl.h"
@@ -339,29 +340,18 @@ void Probe() {
 // single-threaded fillrandom with the mirror sync and async.
 void TlsReport(const std::string& plain, const std::string& tls) {
   std::printf("\nTLS beside plain TCP (same server; medians of 3 rounds)\n");
-  std::vector<double> ping[2], sync_ops[2], async_ops[2];
-  for (int round = 0; round < 3; round++) {
-    for (int t = 0; t < 2; t++) {
-      g_endpoint = t == 0 ? plain : tls;
-      ping[t].push_back(PingMicros());
-      sync_ops[t].push_back(
-          Fill(t == 0 ? "plain" : "tls", Mode::kSync, 1, false, g_num));
-      async_ops[t].push_back(
-          Fill(t == 0 ? "plain" : "tls", Mode::kAsync, 1, false, g_num));
-    }
-  }
+  siftdb::bench::AlternatingReport report("plain", "tls", {});
+  report.Alternate(3, [&](int t) {
+    g_endpoint = t == 0 ? plain : tls;
+    const char* label = t == 0 ? "plain" : "tls";
+    report.Record("PING round trip (us)", t, PingMicros(), 1);
+    report.Record("fillrandom sync 1t (ops/s)", t,
+                  Fill(label, Mode::kSync, 1, false, g_num), 0);
+    report.Record("fillrandom async 1t (ops/s)", t,
+                  Fill(label, Mode::kAsync, 1, false, g_num), 0);
+  });
   g_endpoint = plain;
-  using siftdb::bench::Median;
-  std::printf("%-28s %12s %12s %10s\n", "median", "plain", "tls", "tls/plain");
-  std::printf("%-28s %12.1f %12.1f %10.2f\n", "PING round trip (us)",
-              Median(ping[0]), Median(ping[1]),
-              Median(ping[1]) / Median(ping[0]));
-  std::printf("%-28s %12.0f %12.0f %10.2f\n", "fillrandom sync 1t (ops/s)",
-              Median(sync_ops[0]), Median(sync_ops[1]),
-              Median(sync_ops[1]) / Median(sync_ops[0]));
-  std::printf("%-28s %12.0f %12.0f %10.2f\n", "fillrandom async 1t (ops/s)",
-              Median(async_ops[0]), Median(async_ops[1]),
-              Median(async_ops[1]) / Median(async_ops[0]));
+  report.Print();
 }
 
 }  // namespace
