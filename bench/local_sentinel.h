@@ -119,12 +119,12 @@ class LocalSentinelGroup {
     return false;
   }
 
-  // A reply of `argv` from 127.0.0.1:port (null on failure); free it with
-  // freeReplyObject.
+  // The reply to `args` from 127.0.0.1:port on a fresh connection (1 s
+  // timeouts; null on failure); free it with freeReplyObject.
   static redisReply* Call(int port, const std::vector<std::string>& args) {
     timeval tv{1, 0};
     redisContext* c = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (c == nullptr || c->err != 0) {
+    if (c == nullptr || c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
       if (c != nullptr) redisFree(c);
       return nullptr;
     }
