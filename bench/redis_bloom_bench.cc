@@ -395,8 +395,7 @@ bench::AlternatingReport::Layout ReportLayout() {
           .ratio_width = 10};
 }
 
-constexpr int kBatchCalls = 200;    // MAdd and MExists calls per figure
-constexpr int kExistsCalls = 5000;  // Exists calls per figure
+constexpr int kBatchCalls = 200;  // MAdd and MExists calls per figure
 
 // us per MAdd call, adding kBatchCalls batches of --batch items t0, t1, ...
 // to `name`.
@@ -408,11 +407,11 @@ double TimeMAdd(RedisBloomImpl* bloom, const std::string& name) {
 }
 
 // Records, for `variant`, us per MExists of the batches TimeMAdd added and
-// per Exists of one of those items; adds the items read as absent (or
-// failed) to *absent.
+// per Exists of one of those items (`exists_calls` calls); adds the items
+// read as absent (or failed) to *absent.
 void RecordReads(bench::AlternatingReport* report, int variant,
                  RedisBloomImpl* bloom, const std::string& name,
-                 long long* absent) {
+                 int exists_calls, long long* absent) {
   const double mexists = MicrosPerCall(kBatchCalls, [&](int i) {
     auto r = bloom->MExists(
         name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
@@ -424,7 +423,7 @@ void RecordReads(bench::AlternatingReport* report, int variant,
   });
   const size_t added = kBatchCalls * g_batch;
   report->Record("Exists (1 item)", variant,
-                 MicrosPerCall(kExistsCalls,
+                 MicrosPerCall(exists_calls,
                                [&](int i) {
                                  auto r = bloom->Exists(
                                      name, absl::StrCat("t", i % added));
@@ -445,7 +444,7 @@ void RecordBloomCalls(bench::AlternatingReport* report, int variant,
   (void)bloom.Reserve(name, 0.01, 2000000);
   const double madd = TimeMAdd(&bloom, name);
   long long absent = 0;
-  RecordReads(report, variant, &bloom, name, &absent);
+  RecordReads(report, variant, &bloom, name, /*exists_calls=*/5000, &absent);
   report->Record("MAdd (batch)", variant, madd, 1);
   (void)bloom.Delete(name);
 }
@@ -473,9 +472,13 @@ void TlsReport(const std::string& plain, const std::string& tls) {
 // read through a plain connection to it); then the TLS table's calls on
 // the master through the Sentinels beside directly: the reads on that
 // filter first, then MAdd to fresh filters (a master that has just taken
-// writes answers round trips slower for some seconds on the shared
-// machine). Every table: three alternating rounds, medians and ratios.
+// writes answered round trips several times slower for some seconds on
+// the shared machine, so the reads also start 3 s after the fill). Every
+// table: three alternating rounds, medians and ratios.
 void SentinelReport(const bench::LocalSentinelGroup& group) {
+  // 20,000 Exists (about a second) per figure: 5000 took a quarter of a
+  // second, and one hiccup on the shared machine could decide a median.
+  constexpr int kExistsCalls = 20000;
   const std::string direct = "redis://" + group.master_endpoint();
   const std::string replica = "redis://" + group.replica_endpoint(0);
   const std::string sentinel = group.url();
@@ -507,11 +510,12 @@ void SentinelReport(const bench::LocalSentinelGroup& group) {
   if (!group.WaitReplicated()) {
     std::printf("  the replicas did not catch up with the master\n");
   }
+  sleep(3);  // let the master settle after the fill
   bench::AlternatingReport where("master", "replica", ReportLayout());
   long long absent[2] = {0, 0};
   where.Alternate(3, [&](int v) {
     with_bloom(v == 0 ? direct : replica, [&](RedisBloomImpl* bloom) {
-      RecordReads(&where, v, bloom, name, &absent[v]);
+      RecordReads(&where, v, bloom, name, kExistsCalls, &absent[v]);
     });
   });
   where.Print();
@@ -528,7 +532,7 @@ void SentinelReport(const bench::LocalSentinelGroup& group) {
   long long via_absent = 0;
   via.Alternate(3, [&](int v) {
     with_bloom(v == 0 ? direct : sentinel, [&](RedisBloomImpl* bloom) {
-      RecordReads(&via, v, bloom, name, &via_absent);
+      RecordReads(&via, v, bloom, name, kExistsCalls, &via_absent);
     });
   });
   int round = 0;
