@@ -4,14 +4,14 @@
 // What the Redis benches need to measure TLS beside plain TCP in one run:
 // a self-signed certificate for 127.0.0.1 made with the `openssl` command
 // line, the redis-server flags for a TLS port using it, the rediss:// URL
-// that reaches that port with verification on, and a median.
+// that reaches that port with verification on (the alternating rounds and
+// their medians: alternating_report.h).
 //
 // Thread safety: plain functions; call from the bench's main thread.
 
 #ifndef SIFTDB_BENCH_BENCH_TLS_H_
 #define SIFTDB_BENCH_BENCH_TLS_H_
 
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -45,12 +45,6 @@ inline std::vector<std::string> TlsServerArgs(const std::string& dir,
 inline std::string TlsUrl(const std::string& dir, int tls_port) {
   return absl::StrCat("rediss://127.0.0.1:", tls_port, "?ca_cert=", dir,
                       "/tls.crt");
-}
-
-inline double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace siftdb::bench

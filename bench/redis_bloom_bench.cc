@@ -20,12 +20,22 @@
 // With --tls the local server also listens for TLS (a self-signed
 // certificate made with the openssl command), and a last table compares
 // Exists (one item), MExists and MAdd (batches of --batch) through plain TCP
-// and TLS, alternating, three rounds: medians and TLS/plain ratios.
+// and TLS, alternating, three rounds: medians and TLS/plain ratios
+// (alternating_report.h).
+// With --sentinel a master, 2 replicas and 3 Sentinels are started besides
+// (local_sentinel.h), and two last tables compare, the same way: Exists
+// and MExists of added items on a replica beside the master, once the
+// replicas have every add (replica/master; RedisBloom::Open refuses
+// ?read_from=replica_preferred, the refusal is printed, so the replica is
+// read through a plain redis:// connection to it), and the TLS table's
+// calls on the master through the Sentinels
+// (redis+sentinel://.../benchmaster) beside directly (sentinel/direct).
 // --benchmark_filter=NONE skips the Google Benchmark part.
 //
 //   redis_bloom_bench [--redis=127.0.0.1:6379|URL] [--batch=1000]
 //                     [--memory_items=1000000] [--ceiling_batches=200]
-//                     [--only_ceiling] [--tls] [benchmark flags]
+//                     [--only_ceiling] [--tls] [--sentinel]
+//                     [benchmark flags]
 
 #include <fcntl.h>
 #include <hiredis.h>
@@ -44,8 +54,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/alternating_report.h"
 #include "bench/bench_tls.h"
 #include "bench/local_redis.h"
+#include "bench/local_sentinel.h"
 #include "bench/redis_bloom_ceiling.h"
 #include "benchmark/benchmark.h"
 #include "redis/bloom/redis_bloom_impl.h"
@@ -374,44 +386,169 @@ double MicrosPerCall(int calls, const Op& op) {
          calls;
 }
 
+// The --tls and --sentinel tables' layout.
+bench::AlternatingReport::Layout ReportLayout() {
+  return {.indent = "  ",
+          .corner = "median us/call",
+          .label_width = 22,
+          .value_width = 10,
+          .ratio_width = 10};
+}
+
+constexpr int kBatchCalls = 200;  // MAdd and MExists calls per figure
+
+// us per MAdd call, adding kBatchCalls batches of --batch items t0, t1, ...
+// to `name`.
+double TimeMAdd(RedisBloomImpl* bloom, const std::string& name) {
+  return MicrosPerCall(kBatchCalls, [&](int i) {
+    (void)bloom->MAdd(name,
+                      Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
+  });
+}
+
+// Records, for `variant`, us per MExists of the batches TimeMAdd added and
+// per Exists of one of those items (`exists_calls` calls); adds the items
+// read as absent (or failed) to *absent.
+void RecordReads(bench::AlternatingReport* report, int variant,
+                 RedisBloomImpl* bloom, const std::string& name,
+                 int exists_calls, long long* absent) {
+  const double mexists = MicrosPerCall(kBatchCalls, [&](int i) {
+    auto r = bloom->MExists(
+        name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
+    if (!r.ok()) {
+      *absent += static_cast<long long>(g_batch);
+      return;
+    }
+    for (bool b : *r) *absent += b ? 0 : 1;
+  });
+  const size_t added = kBatchCalls * g_batch;
+  report->Record("Exists (1 item)", variant,
+                 MicrosPerCall(exists_calls,
+                               [&](int i) {
+                                 auto r = bloom->Exists(
+                                     name, absl::StrCat("t", i % added));
+                                 *absent += r.ok() && *r ? 0 : 1;
+                               }),
+                 1);
+  report->Record("MExists (batch)", variant, mexists, 1);
+}
+
+// Records, for `variant`, us per MAdd, MExists and Exists (TimeMAdd, then
+// RecordReads) on a fresh filter `name` reached through `endpoint`.
+void RecordBloomCalls(bench::AlternatingReport* report, int variant,
+                      const std::string& endpoint, const std::string& name) {
+  g_endpoint = endpoint;
+  auto client = Connect();
+  RedisBloomImpl bloom(client.get());
+  (void)bloom.Delete(name);
+  (void)bloom.Reserve(name, 0.01, 2000000);
+  const double madd = TimeMAdd(&bloom, name);
+  long long absent = 0;
+  RecordReads(report, variant, &bloom, name, /*exists_calls=*/5000, &absent);
+  report->Record("MAdd (batch)", variant, madd, 1);
+  (void)bloom.Delete(name);
+}
+
 void TlsReport(const std::string& plain, const std::string& tls) {
   std::printf(
       "\nTLS beside plain TCP (same server; us per call, medians of 3 "
       "rounds; batches of %zu)\n",
       g_batch);
-  std::vector<double> exists[2], mexists[2], madd[2];
-  for (int round = 0; round < 3; round++) {
-    for (int t = 0; t < 2; t++) {
-      g_endpoint = t == 0 ? plain : tls;
-      auto client = Connect();
-      RedisBloomImpl bloom(client.get());
-      const std::string name = absl::StrCat("tls-", round, "-", t);
-      (void)bloom.Delete(name);
-      (void)bloom.Reserve(name, 0.01, 2000000);
-      madd[t].push_back(MicrosPerCall(200, [&](int i) {
-        (void)bloom.MAdd(
-            name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
-      }));
-      mexists[t].push_back(MicrosPerCall(200, [&](int i) {
-        (void)bloom.MExists(
-            name, Batch("t", static_cast<uint64_t>(i) * g_batch, g_batch));
-      }));
-      exists[t].push_back(MicrosPerCall(5000, [&](int i) {
-        (void)bloom.Exists(name, absl::StrCat("t", i));
-      }));
-      (void)bloom.Delete(name);
-    }
-  }
+  bench::AlternatingReport report("plain", "tls", ReportLayout());
+  int round = 0;
+  report.Alternate(3, [&](int t) {
+    RecordBloomCalls(&report, t, t == 0 ? plain : tls,
+                     absl::StrCat("tls-", round, "-", t));
+    round += t;
+  });
   g_endpoint = plain;
-  using siftdb::bench::Median;
-  std::printf("  %-22s %10s %10s %10s\n", "median us/call", "plain", "tls",
-              "tls/plain");
-  for (auto [label, v] : {std::pair{"Exists (1 item)", exists},
-                          std::pair{"MExists (batch)", mexists},
-                          std::pair{"MAdd (batch)", madd}}) {
-    std::printf("  %-22s %10.1f %10.1f %10.2f\n", label, Median(v[0]),
-                Median(v[1]), Median(v[1]) / Median(v[0]));
+  report.Print();
+}
+
+// --sentinel: a master, 2 replicas and 3 Sentinels (bench/local_sentinel.h).
+// A filter is filled through the master; once the replicas have it,
+// Exists and MExists on a replica beside the master (RedisBloom::Open
+// refuses read_from=replica_preferred, which is printed, so the replica is
+// read through a plain connection to it); then the TLS table's calls on
+// the master through the Sentinels beside directly: the reads on that
+// filter first, then MAdd to fresh filters (a master that has just taken
+// writes answered round trips several times slower for some seconds on
+// the shared machine, so the reads also start 3 s after the fill). Every
+// table: three alternating rounds, medians and ratios.
+void SentinelReport(const bench::LocalSentinelGroup& group) {
+  // 20,000 Exists (about a second) per figure: 5000 took a quarter of a
+  // second, and one hiccup on the shared machine could decide a median.
+  constexpr int kExistsCalls = 20000;
+  const std::string direct = "redis://" + group.master_endpoint();
+  const std::string replica = "redis://" + group.replica_endpoint(0);
+  const std::string sentinel = group.url();
+  const std::string saved = g_endpoint;
+  const std::string name = "sentinel-read";
+  auto with_bloom = [&](const std::string& endpoint, const auto& fn) {
+    g_endpoint = endpoint;
+    auto client = Connect();
+    RedisBloomImpl bloom(client.get());
+    fn(&bloom);
+  };
+  with_bloom(direct, [&](RedisBloomImpl* bloom) {
+    (void)bloom->Delete(name);
+    (void)bloom->Reserve(name, 0.01, 2000000);
+    (void)TimeMAdd(bloom, name);
+  });
+
+  const std::string replica_url = sentinel + "?read_from=replica_preferred";
+  RedisBloomOptions refused;
+  refused.endpoint = replica_url;
+  auto opened = RedisBloom::Open(refused);
+  std::printf(
+      "\nReplica reads beside master reads (us per call, medians of 3 "
+      "rounds; batches of %zu)\n  RedisBloom::Open(%s): %s\n  so: master "
+      "%s beside replica %s, plain connections\n",
+      g_batch, replica_url.c_str(),
+      opened.ok() ? "OK" : opened.status().ToString().c_str(), direct.c_str(),
+      replica.c_str());
+  if (!group.WaitReplicated()) {
+    std::printf("  the replicas did not catch up with the master\n");
   }
+  sleep(3);  // let the master settle after the fill
+  bench::AlternatingReport where("master", "replica", ReportLayout());
+  long long absent[2] = {0, 0};
+  where.Alternate(3, [&](int v) {
+    with_bloom(v == 0 ? direct : replica, [&](RedisBloomImpl* bloom) {
+      RecordReads(&where, v, bloom, name, kExistsCalls, &absent[v]);
+    });
+  });
+  where.Print();
+  std::printf(
+      "  added items read as absent (or failed): master %lld, replica "
+      "%lld\n",
+      absent[0], absent[1]);
+
+  std::printf(
+      "\nSentinel beside direct (%s vs %s; us per call, medians of 3 "
+      "rounds; batches of %zu)\n",
+      sentinel.c_str(), direct.c_str(), g_batch);
+  bench::AlternatingReport via("direct", "sentinel", ReportLayout());
+  long long via_absent = 0;
+  via.Alternate(3, [&](int v) {
+    with_bloom(v == 0 ? direct : sentinel, [&](RedisBloomImpl* bloom) {
+      RecordReads(&via, v, bloom, name, kExistsCalls, &via_absent);
+    });
+  });
+  int round = 0;
+  via.Alternate(3, [&](int v) {
+    with_bloom(v == 0 ? direct : sentinel, [&](RedisBloomImpl* bloom) {
+      const std::string fresh = absl::StrCat("sentinel-", round, "-", v);
+      (void)bloom->Delete(fresh);
+      (void)bloom->Reserve(fresh, 0.01, 2000000);
+      via.Record("MAdd (batch)", v, TimeMAdd(bloom, fresh), 1);
+      (void)bloom->Delete(fresh);
+    });
+    round += v;
+  });
+  via.Print();
+  with_bloom(direct, [&](RedisBloomImpl* bloom) { (void)bloom->Delete(name); });
+  g_endpoint = saved;
 }
 
 }  // namespace
@@ -419,7 +556,7 @@ void TlsReport(const std::string& plain, const std::string& tls) {
 
 int main(int argc, char** argv) {
   std::vector<char*> rest;
-  bool tls = false;
+  bool tls = false, sentinel = false;
   for (int i = 0; i < argc; i++) {
     std::string a = argv[i];
     if (a.rfind("--redis=", 0) == 0) {
@@ -432,6 +569,8 @@ int main(int argc, char** argv) {
       siftdb::g_only_ceiling = true;
     } else if (a == "--tls") {
       tls = true;
+    } else if (a == "--sentinel") {
+      sentinel = true;
     } else if (a.rfind("--memory_items=", 0) == 0) {
       siftdb::g_memory_items = std::stoul(a.substr(15));
     } else {
@@ -462,5 +601,13 @@ int main(int argc, char** argv) {
   siftdb::CeilingReport(siftdb::g_endpoint, siftdb::g_batch,
                         siftdb::g_ceiling_batches);
   if (tls) siftdb::TlsReport(local.endpoint(), local.tls_url());
+  if (sentinel) {
+    siftdb::bench::LocalSentinelGroup group;
+    if (!group.Start()) {
+      std::fprintf(stderr, "could not start the Sentinel group\n");
+      return 1;
+    }
+    siftdb::SentinelReport(group);
+  }
   return 0;
 }

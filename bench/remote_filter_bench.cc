@@ -8,6 +8,7 @@
 //
 //   remote_filter_bench [--redis=HOST:PORT|URL] [--num=200000]
 //                       [--probe_keys=1000000] [--batch=10000] [--tls]
+//                       [--sentinel]
 //
 // 1. fillrandom (one Put of a 16-byte key and a 100-byte value per write,
 //    keys in random order) with the mirror off, async and sync, with 1 and
@@ -26,7 +27,21 @@
 //    certificate made with the openssl command); after the above, PING and
 //    single-threaded fillrandom (mirror sync and async) run through plain
 //    TCP and TLS alternately, three rounds, and the medians and TLS/plain
-//    ratios are printed.
+//    ratios are printed (the rounds and medians: alternating_report.h).
+//
+// 4. --sentinel: after the above (which keep to their own server), a
+//    master, 2 replicas and 3 Sentinels are started (local_sentinel.h) and
+//    a DB of --probe_keys keys is mirrored (async) into the master. Then,
+//    alternately, three rounds each, medians and ratios of: RemoteFilter
+//    MayContain (one absent key per call) and MayContainMany (warm batches
+//    of --batch absent keys) through the Sentinels reading the master
+//    beside ?read_from=replica_preferred (trust_replica on both readers),
+//    once the replicas have every write (replication offsets) and the
+//    replica reader is trusted, with the HMGET calls each server ran
+//    (where the reads went): replica/master; then through the Sentinels
+//    (redis+sentinel://.../benchmaster) beside directly (redis://master):
+//    PING and the same probes, then single-threaded fillrandom with the
+//    mirror sync and async: sentinel/direct.
 //
 // Custom main (not Google Benchmark's runner): each figure is one timed run
 // of a whole workload, printed as a table.
@@ -53,8 +68,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/alternating_report.h"
 #include "bench/bench_tls.h"
 #include "bench/local_redis.h"
+#include "bench/local_sentinel.h"
 #include "db/db_impl.h"
 #include "redis/client/redis_client.h"
 #include "siftdb/db.h"
@@ -222,9 +239,11 @@ double PingMicros() {
   return Seconds(start, Clock::now()) * 1e6 / n;
 }
 
-void Probe() {
-  const std::string dir = FreshDir();
-  const std::string name = "probe";
+// A DB of --probe_keys keys under `name` whose async mirror a reader can
+// probe, flushes and compactions finished (the figures are about probing,
+// not about a manifest that changes under the reader).
+std::unique_ptr<siftdb::DB> ProbeDb(const std::string& dir,
+                                    const std::string& name) {
   auto db = siftdb::DB::Open(DbOptions(Mode::kAsync, name), dir);
   if (!db.ok()) {
     std::fprintf(stderr, "open: %s\n", db.status().ToString().c_str());
@@ -238,26 +257,40 @@ void Probe() {
     }
     if (!(*db)->Write(siftdb::WriteOptions(), &b).ok()) std::exit(1);
   }
-  // Let flushes and compactions finish: the figures are about probing, not
-  // about a manifest that changes under the reader.
   (void)static_cast<siftdb::DBImpl*>(db->get())->WaitForBackgroundWork();
-  auto filter = siftdb::RemoteFilter::Open(g_endpoint, name);
-  if (!filter.ok()) {
-    std::fprintf(stderr, "reader: %s\n", filter.status().ToString().c_str());
-    std::exit(1);
-  }
-  // Wait until the mirror covers every write.
+  return std::move(*db);
+}
+
+// Waits until `filter`'s answers cover every write of ProbeDb (the async
+// mirror's watermark), for up to 10 s.
+void WaitForMirror(siftdb::RemoteFilter* filter) {
   for (int i = 0; i < 1000; i++) {
     std::string_view k = "x";
     std::vector<bool> a;
-    (void)(*filter)->MayContainMany(std::span<const std::string_view>(&k, 1),
-                                    &a);
-    if ((*filter)->watermark().complete_seq >=
+    (void)filter->MayContainMany(std::span<const std::string_view>(&k, 1), &a);
+    if (filter->watermark().complete_seq >=
         static_cast<uint64_t>(g_probe_keys)) {
       break;
     }
     usleep(10000);
   }
+}
+
+// A key ProbeDb did not write.
+std::string AbsentKey(std::mt19937_64& rng) {
+  return Key(rng() % 1000003 * 1000 + 2);
+}
+
+void Probe() {
+  const std::string dir = FreshDir();
+  const std::string name = "probe";
+  std::unique_ptr<siftdb::DB> db = ProbeDb(dir, name);
+  auto filter = siftdb::RemoteFilter::Open(g_endpoint, name);
+  if (!filter.ok()) {
+    std::fprintf(stderr, "reader: %s\n", filter.status().ToString().c_str());
+    std::exit(1);
+  }
+  WaitForMirror(filter->get());
   std::printf(
       "\nremote pre-checks: %d keys in the DB (tables and a MemTable), one "
       "connection, batches of %zu keys\n",
@@ -277,7 +310,7 @@ void Probe() {
       for (size_t i = 0; i < g_batch; i++) {
         keys[i] = present
                       ? Key(rng() % g_probe_keys * 7919 % 1000003 * 1000 + 1)
-                      : Key(rng() % 1000003 * 1000 + 2);
+                      : AbsentKey(rng);
         views[i] = keys[i];
       }
       if (cold) (*filter)->ClearCache();
@@ -310,7 +343,7 @@ void Probe() {
     absl::Status last;
     const auto start = Clock::now();
     for (int i = 0; i < calls; i++) {
-      const std::string key = Key(rng() % 1000003 * 1000 + 2);
+      const std::string key = AbsentKey(rng);
       if (!(*filter)->MayContain(key, &last)) no++;
     }
     const double secs = Seconds(start, Clock::now());
@@ -328,9 +361,9 @@ void Probe() {
       static_cast<unsigned long long>(st.live_whole_fetches),
       static_cast<unsigned long long>(st.live_probe_bits));
   std::printf("mirror: %s\n",
-              Property(db->get(), "siftdb.remote-filter").c_str());
+              Property(db.get(), "siftdb.remote-filter").c_str());
   filter->reset();
-  db->reset();
+  db.reset();
   std::filesystem::remove_all(dir);
 }
 
@@ -339,35 +372,161 @@ void Probe() {
 // single-threaded fillrandom with the mirror sync and async.
 void TlsReport(const std::string& plain, const std::string& tls) {
   std::printf("\nTLS beside plain TCP (same server; medians of 3 rounds)\n");
-  std::vector<double> ping[2], sync_ops[2], async_ops[2];
-  for (int round = 0; round < 3; round++) {
-    for (int t = 0; t < 2; t++) {
-      g_endpoint = t == 0 ? plain : tls;
-      ping[t].push_back(PingMicros());
-      sync_ops[t].push_back(
-          Fill(t == 0 ? "plain" : "tls", Mode::kSync, 1, false, g_num));
-      async_ops[t].push_back(
-          Fill(t == 0 ? "plain" : "tls", Mode::kAsync, 1, false, g_num));
+  siftdb::bench::AlternatingReport report("plain", "tls", {});
+  report.Alternate(3, [&](int t) {
+    g_endpoint = t == 0 ? plain : tls;
+    const char* label = t == 0 ? "plain" : "tls";
+    report.Record("PING round trip (us)", t, PingMicros(), 1);
+    report.Record("fillrandom sync 1t (ops/s)", t,
+                  Fill(label, Mode::kSync, 1, false, g_num), 0);
+    report.Record("fillrandom async 1t (ops/s)", t,
+                  Fill(label, Mode::kAsync, 1, false, g_num), 0);
+  });
+  g_endpoint = plain;
+  report.Print();
+}
+
+// --sentinel's reader figures: MayContain (10,000 calls of one absent key,
+// one round trip each) and MayContainMany (2M absent keys in warm batches
+// of --batch: enough time that a scheduling hiccup on the shared machine
+// does not decide the figure). A status other than OK is printed: the
+// figures then time "maybe" answers.
+void RecordProbes(siftdb::bench::AlternatingReport* report, int variant,
+                  siftdb::RemoteFilter* filter, const char* label) {
+  std::mt19937_64 rng(7 + variant);
+  absl::Status single, many;
+  const int calls = 10000;
+  auto start = Clock::now();
+  for (int i = 0; i < calls; i++) {
+    (void)filter->MayContain(AbsentKey(rng), &single);
+  }
+  report->Record("MayContain (us/call)", variant,
+                 Seconds(start, Clock::now()) * 1e6 / calls, 1);
+  const int batches = static_cast<int>(std::max<size_t>(5, 2000000 / g_batch));
+  std::vector<std::string> keys(g_batch);
+  std::vector<std::string_view> views(g_batch);
+  std::vector<bool> answers;
+  double secs = 0;
+  for (int b = 0; b < batches; b++) {
+    for (size_t i = 0; i < g_batch; i++) {
+      keys[i] = AbsentKey(rng);
+      views[i] = keys[i];
+    }
+    start = Clock::now();
+    absl::Status st = filter->MayContainMany(views, &answers);
+    secs += Seconds(start, Clock::now());
+    if (!st.ok()) many = st;
+  }
+  report->Record("MayContainMany (keys/s)", variant,
+                 static_cast<double>(batches) * g_batch / secs, 0);
+  for (const absl::Status& st : {single, many}) {
+    if (!st.ok()) {
+      std::printf("  %s: %s\n", label, std::string(st.message()).c_str());
     }
   }
-  g_endpoint = plain;
-  using siftdb::bench::Median;
-  std::printf("%-28s %12s %12s %10s\n", "median", "plain", "tls", "tls/plain");
-  std::printf("%-28s %12.1f %12.1f %10.2f\n", "PING round trip (us)",
-              Median(ping[0]), Median(ping[1]),
-              Median(ping[1]) / Median(ping[0]));
-  std::printf("%-28s %12.0f %12.0f %10.2f\n", "fillrandom sync 1t (ops/s)",
-              Median(sync_ops[0]), Median(sync_ops[1]),
-              Median(sync_ops[1]) / Median(sync_ops[0]));
-  std::printf("%-28s %12.0f %12.0f %10.2f\n", "fillrandom async 1t (ops/s)",
-              Median(async_ops[0]), Median(async_ops[1]),
-              Median(async_ops[1]) / Median(async_ops[0]));
+}
+
+// --sentinel: a master, 2 replicas and 3 Sentinels (bench/local_sentinel.h)
+// and a DB of --probe_keys keys mirrored (async) into the master. First
+// RemoteFilter probes through the Sentinels reading the master beside
+// read_from=replica_preferred (trust_replica on both readers), once the
+// replicas have every write and the replica reader is trusted. Then the
+// master through the Sentinels beside directly: a PING round trip and the
+// probes, then single-threaded fillrandom with the mirror sync and async.
+// Reads go before writes because a master that has just taken a fill
+// answers round trips several times slower for some seconds on the shared
+// machine (seen: PING 18 us before a sync fill, ~100 us just after).
+// Every table: three alternating rounds, medians and ratios.
+void SentinelReport(const siftdb::bench::LocalSentinelGroup& group) {
+  const std::string direct = "redis://" + group.master_endpoint();
+  const std::string sentinel = group.url();
+  const std::string replica = sentinel + "?read_from=replica_preferred";
+  const std::string saved = g_endpoint;
+  g_endpoint = direct;
+  const std::string dir = FreshDir();
+  const std::string name = "sentinel-probe";
+  std::unique_ptr<siftdb::DB> db = ProbeDb(dir, name);
+  auto open_reader = [&](const std::string& url) {
+    siftdb::RemoteFilterReaderOptions o;
+    o.endpoints = {url};
+    o.trust_replica = true;
+    auto f = siftdb::RemoteFilter::Open(o, name);
+    if (!f.ok()) {
+      std::fprintf(stderr, "reader %s: %s\n", url.c_str(),
+                   f.status().ToString().c_str());
+      std::exit(1);
+    }
+    WaitForMirror(f->get());
+    return std::move(*f);
+  };
+  std::unique_ptr<siftdb::RemoteFilter> readers[] = {
+      open_reader(direct), open_reader(sentinel), open_reader(replica)};
+
+  std::printf(
+      "\nReplica reads beside master reads (RemoteFilter through the "
+      "Sentinels, ?read_from=replica_preferred, trust_replica; %d keys, "
+      "batches of %zu; medians of 3 rounds)\n",
+      g_probe_keys, g_batch);
+  if (!group.WaitReplicated()) {
+    std::printf("  the replicas did not catch up with the master\n");
+  }
+  // A replica is trusted once it has been up longer than the lease.
+  absl::Status why = absl::UnknownError("not asked");
+  for (int i = 0; i < 300 && !why.ok(); i++) {
+    std::mt19937_64 rng(i);
+    (void)readers[2]->MayContain(AbsentKey(rng), &why);
+    if (!why.ok()) usleep(100000);
+  }
+  if (!why.ok()) {
+    std::printf("  replica reader not trusted: %s\n",
+                std::string(why.message()).c_str());
+  }
+  auto hmgets = [&](int node) {
+    return group.CommandCalls(
+        node == 0 ? group.master_endpoint() : group.replica_endpoint(node - 1),
+        "hmget");
+  };
+  long long before[3], after[3];
+  for (int n = 0; n < 3; n++) before[n] = hmgets(n);
+  siftdb::bench::AlternatingReport where("master", "replica", {});
+  where.Alternate(3, [&](int v) {
+    RecordProbes(&where, v, readers[1 + v].get(),
+                 v == 0 ? "master" : "replica");
+  });
+  for (int n = 0; n < 3; n++) after[n] = hmgets(n);
+  where.Print();
+  std::printf(
+      "reader round trips (HMGET calls) during these rounds: master %lld, "
+      "replicas %lld and %lld\n",
+      after[0] - before[0], after[1] - before[1], after[2] - before[2]);
+
+  std::printf("\nSentinel beside direct (%s vs %s; medians of 3 rounds)\n",
+              sentinel.c_str(), direct.c_str());
+  siftdb::bench::AlternatingReport via("direct", "sentinel", {});
+  via.Alternate(3, [&](int v) {
+    g_endpoint = v == 0 ? direct : sentinel;
+    via.Record("PING round trip (us)", v, PingMicros(), 1);
+    RecordProbes(&via, v, readers[v].get(), v == 0 ? "direct" : "sentinel");
+  });
+  via.Alternate(3, [&](int v) {
+    g_endpoint = v == 0 ? direct : sentinel;
+    const char* label = v == 0 ? "direct" : "sentinel";
+    via.Record("fillrandom sync 1t (ops/s)", v,
+               Fill(label, Mode::kSync, 1, false, g_num), 0);
+    via.Record("fillrandom async 1t (ops/s)", v,
+               Fill(label, Mode::kAsync, 1, false, g_num), 0);
+  });
+  via.Print();
+  for (auto& r : readers) r.reset();
+  db.reset();
+  std::filesystem::remove_all(dir);
+  g_endpoint = saved;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool fill = true, probe = true, tls = false;
+  bool fill = true, probe = true, tls = false, sentinel = false;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a.rfind("--redis=", 0) == 0) {
@@ -386,6 +545,8 @@ int main(int argc, char** argv) {
       g_repeat = std::max(1, std::atoi(a.c_str() + 9));
     } else if (a == "--tls") {
       tls = true;
+    } else if (a == "--sentinel") {
+      sentinel = true;
     } else if (a == "--fill_only") {
       probe = false;
     } else if (a == "--probe_only") {
@@ -395,7 +556,7 @@ int main(int argc, char** argv) {
                    "usage: remote_filter_bench [--redis=HOST:PORT] "
                    "[--num=N] [--probe_keys=N] [--batch=N] [--fill_only|"
                    "--probe_only] [--modes=off,async,sync,fillsync] "
-                   "[--threads=1,8] [--repeat=N] [--tls]\n");
+                   "[--threads=1,8] [--repeat=N] [--tls] [--sentinel]\n");
       return 2;
     }
   }
@@ -445,5 +606,13 @@ int main(int argc, char** argv) {
   }
   if (probe) Probe();
   if (tls) TlsReport(local.endpoint(), local.tls_url());
+  if (sentinel) {
+    siftdb::bench::LocalSentinelGroup group;
+    if (!group.Start()) {
+      std::fprintf(stderr, "could not start the Sentinel group\n");
+      return 1;
+    }
+    SentinelReport(group);
+  }
   return 0;
 }
