@@ -25,9 +25,9 @@
 // With --sentinel a master, 2 replicas and 3 Sentinels are started besides
 // (local_sentinel.h), and two last tables compare, the same way: Exists
 // and MExists of added items on a replica beside the master, once the
-// replicas have every add (replica/master; RedisBloom::Open refuses
-// ?read_from=replica_preferred, the refusal is printed, so the replica is
-// read through a plain redis:// connection to it), and the TLS table's
+// replicas have every add (replica/master, the replica read through a
+// plain redis:// connection to it, then through the fenced
+// ?read_from=replica_preferred of RedisBloom::Open), and the TLS table's
 // calls on the master through the Sentinels
 // (redis+sentinel://.../benchmaster) beside directly (sentinel/direct).
 // --benchmark_filter=NONE skips the Google Benchmark part.
@@ -467,9 +467,9 @@ void TlsReport(const std::string& plain, const std::string& tls) {
 
 // --sentinel: a master, 2 replicas and 3 Sentinels (bench/local_sentinel.h).
 // A filter is filled through the master; once the replicas have it,
-// Exists and MExists on a replica beside the master (RedisBloom::Open
-// refuses read_from=replica_preferred, which is printed, so the replica is
-// read through a plain connection to it); then the TLS table's calls on
+// Exists and MExists on a replica beside the master (through a plain
+// connection to it, then through RedisBloom::Open's fenced
+// read_from=replica_preferred); then the TLS table's calls on
 // the master through the Sentinels beside directly: the reads on that
 // filter first, then MAdd to fresh filters (a master that has just taken
 // writes answered round trips several times slower for some seconds on
@@ -497,16 +497,11 @@ void SentinelReport(const bench::LocalSentinelGroup& group) {
   });
 
   const std::string replica_url = sentinel + "?read_from=replica_preferred";
-  RedisBloomOptions refused;
-  refused.endpoint = replica_url;
-  auto opened = RedisBloom::Open(refused);
   std::printf(
       "\nReplica reads beside master reads (us per call, medians of 3 "
-      "rounds; batches of %zu)\n  RedisBloom::Open(%s): %s\n  so: master "
-      "%s beside replica %s, plain connections\n",
-      g_batch, replica_url.c_str(),
-      opened.ok() ? "OK" : opened.status().ToString().c_str(), direct.c_str(),
-      replica.c_str());
+      "rounds; batches of %zu)\n  master %s beside replica %s, plain "
+      "connections\n",
+      g_batch, direct.c_str(), replica.c_str());
   if (!group.WaitReplicated()) {
     std::printf("  the replicas did not catch up with the master\n");
   }
@@ -523,6 +518,41 @@ void SentinelReport(const bench::LocalSentinelGroup& group) {
       "  added items read as absent (or failed): master %lld, replica "
       "%lld\n",
       absent[0], absent[1]);
+
+  // The same reads through RedisBloom::Open(...?read_from=replica_preferred):
+  // each call fenced (INFO replication on the master and the replica) and
+  // answered by the replica when it has caught up.
+  std::printf("\nFenced replica reads (%s) beside the master\n",
+              replica_url.c_str());
+  bench::AlternatingReport fenced("master", "replica_pref", ReportLayout());
+  long long fenced_absent[2] = {0, 0};
+  long long by_replica = 0, by_master = 0;
+  fenced.Alternate(3, [&](int v) {
+    if (v == 0) {
+      with_bloom(direct, [&](RedisBloomImpl* bloom) {
+        RecordReads(&fenced, v, bloom, name, kExistsCalls, &fenced_absent[v]);
+      });
+      return;
+    }
+    RedisBloomOptions ro;
+    ro.endpoint = replica_url;
+    auto opened = RedisBloom::Open(ro);
+    if (!opened.ok()) {
+      std::printf("  RedisBloom::Open: %s\n",
+                  opened.status().ToString().c_str());
+      return;
+    }
+    auto* bloom = static_cast<RedisBloomImpl*>(opened->get());
+    RecordReads(&fenced, v, bloom, name, kExistsCalls, &fenced_absent[v]);
+    by_replica += bloom->replica_reads();
+    by_master += bloom->master_reads();
+  });
+  fenced.Print();
+  std::printf(
+      "  added items read as absent (or failed): master %lld, "
+      "replica_preferred %lld; read calls answered by a replica %lld, by "
+      "the master %lld\n",
+      fenced_absent[0], fenced_absent[1], by_replica, by_master);
 
   std::printf(
       "\nSentinel beside direct (%s vs %s; us per call, medians of 3 "

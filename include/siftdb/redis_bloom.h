@@ -63,9 +63,12 @@ struct SIFTDB_EXPORT RedisBloomOptions {
   // "host:port", "[v6]:port", "unix:/path" or "/path", or a URL: redis://,
   // redis+sentinel:// (followed across failovers), unix://, and over TLS
   // rediss:// and rediss+sentinel:// (docs/redis_client.md); the URL's
-  // user, password and database win. read_from=replica_preferred is
-  // refused (a lagging replica would answer "absent" for an acknowledged
-  // add).
+  // user, password and database win. With ?read_from=replica_preferred,
+  // RedisBloom's Exists / MExists go to a healthy replica (from the
+  // Sentinels, or the master's INFO replication) when it is proven to hold
+  // every write the master held as the call began, else to the master, so
+  // no acknowledged add ever reads as absent (docs/redis_bloom.md,
+  // "Replicas for reads"); RedisCountingBloom refuses it.
   std::string endpoint = "127.0.0.1:6379";
   // AUTH username password (ACL) or AUTH password when password is set.
   std::string username;
@@ -83,6 +86,10 @@ struct SIFTDB_EXPORT RedisBloomOptions {
   // them (docs/redis_bloom.md, "Replicas and WAIT").
   int wait_replicas = 0;
   absl::Duration wait_timeout = absl::Seconds(1);
+  // read_from=replica_preferred: after no healthy replica was found, or
+  // the one in use failed, reads go to the master this long before a
+  // replica is looked for again.
+  absl::Duration replica_retry_interval = absl::Seconds(1);
 };
 
 // Largest batch sent in one script call (one atomic step).

@@ -91,13 +91,16 @@ std::string RedisBloom::BitmapKey(std::string_view name, size_t index) {
 
 absl::StatusOr<std::unique_ptr<RedisBloom>> RedisBloom::Open(
     const RedisBloomOptions& options) {
-  absl::Status checked = redis_bloom::CheckReadFrom(options);
-  if (!checked.ok()) return checked;
+  absl::StatusOr<RedisReadFrom> read_from = redis_bloom::ReadFrom(options);
+  if (!read_from.ok()) return read_from.status();
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();
   auto bloom = std::make_unique<RedisBloomImpl>(*std::move(client));
   bloom->set_wait(options.wait_replicas, options.wait_timeout);
+  if (*read_from == RedisReadFrom::kReplicaPreferred) {
+    bloom->set_replica_reads(options.replica_retry_interval);
+  }
   return bloom;
 }
 

@@ -197,10 +197,17 @@ absl::StatusOr<std::vector<bool>> RedisBloomImpl::MExists(
     std::string_view name, const std::vector<std::string_view>& items) {
   std::vector<bool> all;
   all.reserve(items.size());
+  RedisClient* reader = ReadClient();
   for (size_t begin = 0; begin < items.size(); begin += kMaxScriptItems) {
     size_t end = std::min(items.size(), begin + kMaxScriptItems);
     absl::StatusOr<std::vector<bool>> part =
-        ExistsChunk(name, items, begin, end);
+        ExistsChunk(reader, name, items, begin, end);
+    if (!part.ok() && reader != client_ && absl::IsUnavailable(part.status())) {
+      // The replica failed: the master answers (it holds everything).
+      DropReplica();
+      reader = client_;
+      part = ExistsChunk(reader, name, items, begin, end);
+    }
     if (!part.ok()) return part.status();
     all.insert(all.end(), part->begin(), part->end());
   }
@@ -208,8 +215,8 @@ absl::StatusOr<std::vector<bool>> RedisBloomImpl::MExists(
 }
 
 absl::StatusOr<std::vector<bool>> RedisBloomImpl::ExistsChunk(
-    std::string_view name, const std::vector<std::string_view>& items,
-    size_t begin, size_t end) {
+    RedisClient* reader, std::string_view name,
+    const std::vector<std::string_view>& items, size_t begin, size_t end) {
   const size_t n = end - begin;
   std::vector<redis_bloom::HashPair> h(n);
   for (size_t i = 0; i < n; i++) h[i] = redis_bloom::HashItem(items[begin + i]);
@@ -226,7 +233,7 @@ absl::StatusOr<std::vector<bool>> RedisBloomImpl::ExistsChunk(
     const std::vector<ChainLink>& links = (*layout)->links;
     if (!UseBulkProbes(links.back().spec, n)) {
       absl::StatusOr<std::optional<std::vector<bool>>> direct =
-          ExistsInChain(client_, name, **layout, h);
+          ExistsInChain(reader, name, **layout, h);
       if (!direct.ok()) return direct.status();
       if (direct->has_value()) return std::move(**direct);
       cache_.erase(std::string(name));
@@ -245,9 +252,9 @@ absl::StatusOr<std::vector<bool>> RedisBloomImpl::ExistsChunk(
       }
     }
     absl::StatusOr<RedisReply> reply =
-        client_->Eval(redis_bloom::ExistsScript(), {MetaKey(name)}, args);
+        reader->Eval(redis_bloom::ExistsScript(), {MetaKey(name)}, args);
     if (!reply.ok()) return reply.status();
-    if (reply->is_error()) return BloomScriptError(*client_, name, *reply);
+    if (reply->is_error()) return BloomScriptError(*reader, name, *reply);
     if (IsStaleReply(*reply)) {
       cache_.erase(std::string(name));
       continue;
@@ -258,7 +265,7 @@ absl::StatusOr<std::vector<bool>> RedisBloomImpl::ExistsChunk(
       return std::vector<bool>(n, false);
     }
     if (!IsOkReply(*reply, 2) || reply->elements()[1].str().size() != n) {
-      return UnexpectedReply(*client_, name, *reply);
+      return UnexpectedReply(*reader, name, *reply);
     }
     std::vector<bool> out(n);
     const std::string& bits = reply->elements()[1].str();

@@ -83,6 +83,18 @@ class RedisBloomImpl final : public RedisBloom {
   // (tests compare the two; the script is also the fallback).
   void set_lean_adds(bool on) { lean_adds_ = on; }
 
+  // read_from=replica_preferred (redis_bloom_replica_read.cc): Exists and
+  // MExists run on a replica when a fence proves it holds every write the
+  // master held as the call began, else on the master.
+  void set_replica_reads(absl::Duration retry_interval) {
+    replica_reads_ = true;
+    replica_retry_interval_ = retry_interval;
+  }
+  // Read calls (Exists / MExists) answered by a replica, and by the master
+  // because the replica had not caught up or none was usable.
+  int64_t replica_reads() const { return replica_reads_served_; }
+  int64_t master_reads() const { return master_reads_served_; }
+
  private:
   enum class CreateMode { kReserve, kAdd, kNoCreate };
   struct CreateParams {
@@ -99,8 +111,14 @@ class RedisBloomImpl final : public RedisBloom {
       std::string_view name, const std::vector<std::string_view>& items,
       size_t begin, size_t end, CreateMode mode, const CreateParams& create);
   absl::StatusOr<std::vector<bool>> ExistsChunk(
-      std::string_view name, const std::vector<std::string_view>& items,
-      size_t begin, size_t end);
+      RedisClient* reader, std::string_view name,
+      const std::vector<std::string_view>& items, size_t begin, size_t end);
+  // The client for one read call: a replica that passed the fence, or
+  // client_ (counted in replica_reads / master_reads).
+  RedisClient* ReadClient();
+  // Drops the replica after it failed; the master serves until
+  // replica_retry_interval_ has passed.
+  void DropReplica();
   // The lean add of one chunk (items' hashes h) when the cached layout says
   // it fits in the newest sub-filter: appends the replies to out->added and
   // returns true, or returns false having changed nothing that counts (the
@@ -133,6 +151,12 @@ class RedisBloomImpl final : public RedisBloom {
   bool lean_checked_ = false;
   int wait_replicas_ = 0;
   absl::Duration wait_timeout_ = absl::Seconds(1);
+  bool replica_reads_ = false;
+  absl::Duration replica_retry_interval_ = absl::Seconds(1);
+  std::unique_ptr<RedisClient> replica_;
+  absl::Time replica_retry_at_ = absl::InfinitePast();
+  int64_t replica_reads_served_ = 0;
+  int64_t master_reads_served_ = 0;
 };
 
 }  // namespace siftdb

@@ -103,16 +103,11 @@ RedisClientOptions ToClientOptions(const RedisBloomOptions& options) {
   return c;
 }
 
-absl::Status CheckReadFrom(const RedisBloomOptions& options) {
-  if (!IsRedisUrl(options.endpoint)) return absl::OkStatus();
+absl::StatusOr<RedisReadFrom> ReadFrom(const RedisBloomOptions& options) {
+  if (!IsRedisUrl(options.endpoint)) return RedisReadFrom::kMaster;
   absl::StatusOr<RedisUrl> url = ParseRedisUrl(options.endpoint);
   if (!url.ok()) return url.status();
-  if (url->read_from == RedisReadFrom::kReplicaPreferred) {
-    return absl::InvalidArgumentError(
-        "redis bloom: read_from=replica_preferred is not supported: a "
-        "replica behind the master would read recent adds as absent");
-  }
-  return absl::OkStatus();
+  return url->read_from.value_or(RedisReadFrom::kMaster);
 }
 
 uint64_t RandomSeed(const void* salt) {

@@ -44,11 +44,11 @@ absl::Status ValidateParams(double error_rate, int64_t capacity,
                             int64_t expansion);
 
 RedisClientOptions ToClientOptions(const RedisBloomOptions& options);
-// InvalidArgument when the endpoint URL asks for read_from =
-// replica_preferred: RedisBloom has no trust check, so a replica lagging
-// behind acknowledged adds would answer "absent" for them (a false
-// negative). docs/redis_client.md, "Replicas for reads".
-absl::Status CheckReadFrom(const RedisBloomOptions& options);
+
+// The endpoint URL's read_from: kMaster when it names none (or is not a
+// URL). RedisCountingBloom refuses kReplicaPreferred (its reads have no
+// fence); RedisBloom fences each read (redis_bloom_replica_read.cc).
+absl::StatusOr<RedisReadFrom> ReadFrom(const RedisBloomOptions& options);
 
 // A seed for per-object id generators.
 uint64_t RandomSeed(const void* salt);

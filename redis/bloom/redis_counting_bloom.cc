@@ -102,8 +102,16 @@ std::string RedisCountingBloom::CountersKey(std::string_view name) {
 
 absl::StatusOr<std::unique_ptr<RedisCountingBloom>> RedisCountingBloom::Open(
     const RedisBloomOptions& options) {
-  absl::Status checked = redis_bloom::CheckReadFrom(options);
-  if (!checked.ok()) return checked;
+  absl::StatusOr<RedisReadFrom> read_from = redis_bloom::ReadFrom(options);
+  if (!read_from.ok()) return read_from.status();
+  if (*read_from == RedisReadFrom::kReplicaPreferred) {
+    // Its reads have no replication fence (RedisBloom's have): a replica
+    // behind the master would read recent adds as absent.
+    return absl::InvalidArgumentError(
+        "redis counting bloom: read_from=replica_preferred is not "
+        "supported: a replica behind the master would read recent adds as "
+        "absent");
+  }
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();

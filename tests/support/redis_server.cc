@@ -489,7 +489,7 @@ absl::Status RedisServer::WaitForReplicas(absl::Duration timeout) {
     if (!connected.empty() && connected != "0") {
       int n = 0;
       if (absl::SimpleAtoi(connected, &n) &&
-          ReplicateAll(n, absl::Milliseconds(100)).ok()) {
+          ReplicateAll(n, absl::Seconds(1)).ok()) {
         return absl::OkStatus();
       }
     }
