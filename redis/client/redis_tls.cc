@@ -253,6 +253,7 @@ absl::StatusOr<std::unique_ptr<RedisTlsConnection>> RedisTlsConnection::Connect(
     std::shared_ptr<const RedisTlsContext> context, const std::string& host,
     int port, std::string_view endpoint, absl::Duration connect_timeout,
     absl::Duration command_timeout) {
+  SigpipeBlock no_sigpipe;  // the handshake writes
   const absl::Time deadline = DeadlineAfter(connect_timeout);
   addrinfo hints;
   std::memset(&hints, 0, sizeof(hints));

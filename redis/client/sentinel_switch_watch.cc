@@ -3,6 +3,9 @@
 
 #include "redis/client/sentinel_switch_watch.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -104,6 +107,13 @@ void SentinelSwitchWatch::Listen(SentinelConnection* c) {
 }
 
 void SentinelSwitchWatch::Run() {
+  // A write to a Sentinel that closed the connection must fail with EPIPE,
+  // not kill the process: SIGPIPE is raised in the writing thread, and this
+  // thread blocks it for its whole life (it runs nothing else).
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   const size_t n = set_.sentinels.size();
   size_t index = FirstSentinel(n);
   const absl::Duration max_pause = std::max(ping_interval_, absl::Seconds(1));
