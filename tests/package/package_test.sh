@@ -49,12 +49,17 @@ done
 cmake -S "$src/tests/package/consumer" -B "$work/consumer" -G Ninja \
   -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 ninja -C "$work/consumer" >/dev/null || fail "the CMake consumer does not build"
-"$work/consumer/consumer_static" "$work/db_static" | grep -q "consumer ok $version" ||
-  fail "consumer_static failed"
-LD_LIBRARY_PATH= "$work/consumer/consumer_shared" "$work/db_shared" |
-  grep -q "consumer ok $version" || fail "consumer_shared failed"
-ldd "$work/consumer/consumer_shared" | grep -q "$libdir/libsiftdb.so.$major" ||
-  fail "consumer_shared is not linked to the installed libsiftdb.so"
+# Outputs are captured before grep -q reads them: with pipefail, a writer
+# still printing when grep -q exits at its match dies of SIGPIPE and fails
+# the pipeline (that made this test flaky on ldd's several lines).
+out=$("$work/consumer/consumer_static" "$work/db_static") || fail "consumer_static failed"
+grep -q "consumer ok $version" <<<"$out" || fail "consumer_static failed: $out"
+out=$(LD_LIBRARY_PATH= "$work/consumer/consumer_shared" "$work/db_shared") ||
+  fail "consumer_shared failed"
+grep -q "consumer ok $version" <<<"$out" || fail "consumer_shared failed: $out"
+deps=$(ldd "$work/consumer/consumer_shared")
+grep -q "$libdir/libsiftdb.so.$major" <<<"$deps" ||
+  fail "consumer_shared is not linked to the installed libsiftdb.so: $deps"
 
 # pkg-config consumer: the .pc forces no -std, so the caller picks C++20.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -63,14 +68,16 @@ cflags=$(pkg-config --cflags siftdb)
 # shellcheck disable=SC2046
 g++ -std=c++20 "$src/tests/package/consumer/main.cc" -o "$work/pc_shared" \
   $cflags $(pkg-config --libs siftdb) || fail "pkg-config (shared) link failed"
-LD_LIBRARY_PATH=$libdir "$work/pc_shared" "$work/db_pc_shared" | grep -q "consumer ok" ||
+out=$(LD_LIBRARY_PATH=$libdir "$work/pc_shared" "$work/db_pc_shared") || out=""
+grep -q "consumer ok" <<<"$out" ||
   fail "pkg-config shared consumer failed"
 # shellcheck disable=SC2046
 g++ -std=c++20 "$src/tests/package/consumer/main.cc" -o "$work/pc_static" \
   $cflags -Wl,-Bstatic -lsiftdb -Wl,-Bdynamic \
   $(pkg-config --static --libs siftdb | sed 's/-lsiftdb//') ||
   fail "pkg-config --static link failed"
-"$work/pc_static" "$work/db_pc_static" | grep -q "consumer ok" ||
+out=$("$work/pc_static" "$work/db_pc_static") || out=""
+grep -q "consumer ok" <<<"$out" ||
   fail "pkg-config static consumer failed"
 # A C++17 program including the C++ API gets one clear error.
 echo '#include "siftdb/db.h"' >"$work/old.cc"
