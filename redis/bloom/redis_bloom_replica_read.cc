@@ -91,6 +91,11 @@ void RedisBloomImpl::DropReplica() {
 
 RedisClient* RedisBloomImpl::ReadClient() {
   if (!replica_reads_) return client_;
+  if (replica_ == nullptr && absl::Now() < replica_retry_at_) {
+    // No replica and none to look for yet: no fence to pay for.
+    master_reads_served_++;
+    return client_;
+  }
   absl::StatusOr<ReplicationState> master = Replication(client_);
   if (replica_ == nullptr && absl::Now() >= replica_retry_at_) {
     // Candidates: the Sentinels' replicas, else the master's online ones.
