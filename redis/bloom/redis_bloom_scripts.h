@@ -33,10 +33,15 @@ const RedisScript& LoadHeaderScript();  // BF.LOADCHUNK key 1 <header>
 const RedisScript& LoadDataScript();    // BF.LOADCHUNK key it <data>
 const RedisScript& DeleteScript();
 
-// Counting Bloom filter (4-bit counters).
+// Counting Bloom filter (4-bit counters; redis_counting_bloom_scripts.cc).
 const RedisScript& CountingReserveScript();
 const RedisScript& CountingUpdateScript();  // add / remove
 const RedisScript& CountingReadScript();    // exists / count
+
+// A script of `body` behind the shared prelude (the helpers every script
+// above uses: meta, prefix, ktype, token, create_link, ...). The object
+// lives for the process.
+const RedisScript& MakeScript(const char* body);
 
 }  // namespace siftdb::redis_bloom
 
