@@ -153,6 +153,20 @@ struct SIFTDB_EXPORT BloomDumpChunk {
 SIFTDB_EXPORT std::optional<std::string> RedisBloomReplyText(
     const absl::Status& status);
 
+// When RedisBloom::Expire applies (EXPIRE's options).
+enum class BloomExpireIf {
+  kAlways,
+  kNoExpiry,   // NX: only when the filter has no expiry
+  kHasExpiry,  // XX: only when it has one
+  kLater,      // GT: only when the new expiry is later (none: never)
+  kSooner,     // LT: only when sooner (none counts as infinitely late)
+};
+
+// The longest time to live Expire accepts (about 8,900 years; Redis
+// refuses expiry times whose milliseconds overflow).
+inline constexpr absl::Duration kMaxBloomTtl =
+    absl::Milliseconds(int64_t{1} << 48);
+
 class SIFTDB_EXPORT RedisBloom {
  public:
   // Connects (retrying until options.retry_deadline).
@@ -202,6 +216,32 @@ class SIFTDB_EXPORT RedisBloom {
                                  std::string_view data) = 0;
   // Removes the filter's keys; false when it did not exist.
   virtual absl::StatusOr<bool> Delete(std::string_view name) = 0;
+
+  // The filter as one object (RedisBloom keeps a filter in one key; here
+  // it spans a meta hash and one key per sub-filter).
+  //
+  // Expire sets a time to live on every key of the filter in one atomic
+  // step, so they all expire at the same instant, and sub-filters the
+  // filter grows later inherit that instant. Redis keeps milliseconds: a
+  // positive ttl is rounded up to the next one; ttl <= 0 deletes the
+  // filter, as EXPIRE does. `condition` as EXPIRE's NX / XX / GT / LT.
+  // True when applied; false when the filter does not exist or the
+  // condition refused. InvalidArgument for an infinite ttl (Persist removes
+  // an expiry) or one past kMaxBloomTtl.
+  virtual absl::StatusOr<bool> Expire(
+      std::string_view name, absl::Duration ttl,
+      BloomExpireIf condition = BloomExpireIf::kAlways) = 0;
+  // The same with an absolute instant (Redis's clock decides; one in the
+  // past deletes the filter).
+  virtual absl::StatusOr<bool> ExpireAt(
+      std::string_view name, absl::Time when,
+      BloomExpireIf condition = BloomExpireIf::kAlways) = 0;
+  // Removes the expiry from every key of the filter: true when it had one;
+  // false when it had none or does not exist.
+  virtual absl::StatusOr<bool> Persist(std::string_view name) = 0;
+  // Time left before the filter expires: absl::InfiniteDuration() when it
+  // has no expiry; NotFound when it does not exist.
+  virtual absl::StatusOr<absl::Duration> Ttl(std::string_view name) = 0;
 
   // Redis key names of a filter.
   static std::string MetaKey(std::string_view name);

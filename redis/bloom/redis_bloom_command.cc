@@ -15,13 +15,15 @@
 
 namespace siftdb {
 
-namespace {
-
-RedisReply Arity(const std::string& command) {
+RedisReply ArityError(const std::string& command) {
   return RedisReply::Error(
       absl::StrFormat("ERR wrong number of arguments for '%s' command",
                       absl::AsciiStrToLower(command)));
 }
+
+namespace {
+
+RedisReply Arity(const std::string& command) { return ArityError(command); }
 
 RedisReply Ok() { return RedisReply::Status("OK"); }
 RedisReply Int(int64_t v) { return RedisReply::Integer(v); }
@@ -108,6 +110,7 @@ RedisReply RedisBloomCommands::Execute(const std::vector<std::string>& argv) {
   }
   if (cmd == "CBF.INFO") return CountingInfo(argv);
   if (cmd == "CBF.DROP") return CountingDrop(argv);
+  if (IsKeyCommand(cmd)) return KeyCommand(argv, cmd);
   return Passthrough(argv);
 }
 

@@ -20,6 +20,12 @@
 //   CBF.ADD / CBF.DEL / CBF.EXISTS / CBF.COUNT key item [item ...]
 //                                 (an integer for one item, else an array)
 //   CBF.INFO key   CBF.DROP key
+// Key-space commands on a bloom filter's name act on the whole filter (all
+// of its keys, as RedisBloom's one key; redis_bloom_key_commands.cc):
+//   DEL / UNLINK / EXISTS key [key ...]   TYPE key (MBbloom--)
+//   EXPIRE / PEXPIRE key n [NX|XX|GT|LT]   EXPIREAT / PEXPIREAT key t [...]
+//   TTL / PTTL key   PERSIST key
+// on any other name they go to Redis unchanged.
 // Any other command is sent to Redis verbatim and its reply returned.
 //
 // Thread safety: not thread-safe (it drives one RedisClient).
@@ -67,11 +73,19 @@ class RedisBloomCommands {
   RedisReply CountingInfo(const Argv& a);
   RedisReply CountingDrop(const Argv& a);
   RedisReply Passthrough(const Argv& a);
+  // Key-space commands (redis_bloom_key_commands.cc).
+  static bool IsKeyCommand(const std::string& upper);
+  RedisReply KeyCommand(const Argv& a, const std::string& upper);
+  RedisReply KeyCount(const Argv& a, bool remove);
+  RedisReply KeyExpire(const Argv& a, const std::string& upper);
 
   RedisClient* client_;
   RedisBloomImpl bloom_;
   RedisCountingBloomImpl counting_;
 };
+
+// "ERR wrong number of arguments for '<command>' command".
+RedisReply ArityError(const std::string& command);
 
 // The error reply for a status from the filter API: its RedisBloom reply
 // text when it carries one, else "ERR " + message.

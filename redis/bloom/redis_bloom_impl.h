@@ -73,6 +73,12 @@ class RedisBloomImpl final : public RedisBloom {
   absl::Status LoadChunk(std::string_view name, int64_t iterator,
                          std::string_view data) override;
   absl::StatusOr<bool> Delete(std::string_view name) override;
+  absl::StatusOr<bool> Expire(std::string_view name, absl::Duration ttl,
+                              BloomExpireIf condition) override;
+  absl::StatusOr<bool> ExpireAt(std::string_view name, absl::Time when,
+                                BloomExpireIf condition) override;
+  absl::StatusOr<bool> Persist(std::string_view name) override;
+  absl::StatusOr<absl::Duration> Ttl(std::string_view name) override;
 
   // Per-filter client state (cached layout); redis_bloom_util.h.
   struct Layout;
@@ -96,6 +102,10 @@ class RedisBloomImpl final : public RedisBloom {
   int64_t master_reads() const { return master_reads_served_; }
 
  private:
+  // Runs the expire script (redis_bloom_expire.cc).
+  absl::StatusOr<bool> RunExpire(std::string_view name, std::string_view mode,
+                                 int64_t ms, BloomExpireIf condition);
+
   enum class CreateMode { kReserve, kAdd, kNoCreate };
   struct CreateParams {
     double error_rate;

@@ -117,6 +117,10 @@ local function create_link(j, f, items)
   local key = prefix .. 'bitmap:' .. j
   redis.call('DEL', key)
   redis.call('SETRANGE', key, tonumber(ARGV[f + 4]) - 1, '\0')
+  -- A sub-filter added to a filter with an expiry expires with it: time
+  -- stands still inside a script, so the same PTTL is the same instant.
+  local ttl = redis.call('PTTL', meta)
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
 end
 local function create_meta(id, error_rate, expansion, options, items)
   redis.call('HSET', meta, 'format', '1', 'id', id, 'version', '0',
@@ -426,6 +430,40 @@ redis.call('DEL', meta)
 return 1
 )lua";
 
+// The filter as one object: every key of the filter (the meta hash and
+// each sub-filter) in one step, so they all expire at the same instant.
+// ARGV[1] 'pexpire' (ARGV[2] milliseconds from now; <= 0 deletes, as
+// PEXPIRE does), 'pexpireat' (ARGV[2] Unix time in milliseconds) or
+// 'persist'; ARGV[3] a condition as PEXPIRE's options: '' always, 'NX'
+// only without an expiry, 'XX' only with one, 'GT' / 'LT' only when the
+// new expiry is later / sooner than the current one (none counts as
+// infinitely late). Reply: 0 when the filter does not exist or the
+// condition refused; 1 when applied ('persist': when an expiry was
+// removed).
+const char kExpireBody[] = R"lua(
+local t = ktype(meta)
+if t == 'none' then return 0 end
+if t ~= 'hash' then return redis.error_reply(WRONGTYPE) end
+local L = tonumber(redis.call('HGET', meta, 'filters')) or 0
+if ARGV[1] == 'persist' then
+  for j = 0, L - 1 do redis.call('PERSIST', prefix .. 'bitmap:' .. j) end
+  return redis.call('PERSIST', meta)
+end
+local cmd, ms, cur, c = 'PEXPIRE', tonumber(ARGV[2]), redis.call('PTTL', meta), ARGV[3]
+if ARGV[1] == 'pexpireat' then
+  cmd = 'PEXPIREAT'
+  local now = redis.call('TIME')
+  ms = ms - (tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000))
+end
+if (c == 'NX' and cur >= 0) or (c == 'XX' and cur < 0) or
+   (c == 'GT' and (cur < 0 or ms <= cur)) or
+   (c == 'LT' and cur >= 0 and ms >= cur) then
+  return 0
+end
+for j = 0, L - 1 do redis.call(cmd, prefix .. 'bitmap:' .. j, ARGV[2]) end
+redis.call(cmd, meta, ARGV[2])
+return 1
+)lua";
 
 }  // namespace
 
@@ -451,6 +489,10 @@ const RedisScript& LoadDataScript() {
 }
 const RedisScript& DeleteScript() {
   static const RedisScript& s = MakeScript(kDeleteBody);
+  return s;
+}
+const RedisScript& ExpireScript() {
+  static const RedisScript& s = MakeScript(kExpireBody);
   return s;
 }
 }  // namespace siftdb::redis_bloom

@@ -32,6 +32,7 @@ const RedisScript& ExistsScript();      // read-only membership
 const RedisScript& LoadHeaderScript();  // BF.LOADCHUNK key 1 <header>
 const RedisScript& LoadDataScript();    // BF.LOADCHUNK key it <data>
 const RedisScript& DeleteScript();
+const RedisScript& ExpireScript();  // pexpire(at) / persist, every key
 
 // Counting Bloom filter (4-bit counters; redis_counting_bloom_scripts.cc).
 const RedisScript& CountingReserveScript();

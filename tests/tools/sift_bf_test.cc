@@ -83,6 +83,25 @@ TEST_F(SiftBfOptionsTest, HostPortPasswordUserAndDb) {
   EXPECT_NE(r.exit_code, 0);
 }
 
+// A filter is one object for the key-space commands redis-cli users type.
+TEST_F(SiftBfOptionsTest, KeySpaceCommandsOnAFilterName) {
+  auto run = [&](std::vector<std::string> command) {
+    std::vector<std::string> args = {"-p", port_, "-a", "secret"};
+    args.insert(args.end(), command.begin(), command.end());
+    ToolResult r = Run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(run({"BF.ADD", "f", "x"}), "1\n");
+  EXPECT_EQ(run({"TYPE", "f"}), "MBbloom--\n");
+  EXPECT_EQ(run({"EXPIRE", "f", "100"}), "1\n");
+  EXPECT_EQ(run({"TTL", "f"}), "100\n");
+  EXPECT_EQ(run({"PERSIST", "f"}), "1\n");
+  EXPECT_EQ(run({"DEL", "f"}), "1\n");
+  EXPECT_EQ(run({"BF.EXISTS", "f", "x"}), "0\n");
+  EXPECT_EQ(run({"TYPE", "f"}), "none\n");
+}
+
 TEST_F(SiftBfOptionsTest, PasswordFromRedisCliAuth) {
   setenv("REDISCLI_AUTH", "secret", 1);
   ToolResult r = Run({"-p", port_, "PING"});
