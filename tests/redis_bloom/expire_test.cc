@@ -21,16 +21,8 @@
 namespace siftdb::test {
 namespace {
 
-class BloomExpireTest : public RedisTest {
+class BloomExpireTest : public RedisBloomClientTest {
  protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    client_ = Connect();
-    ASSERT_NE(client_, nullptr);
-    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
-  }
-
   // The Redis keys of filter `name`: its meta hash and every sub-filter the
   // meta hash lists.
   std::vector<std::string> FilterKeys(const std::string& name) {
@@ -68,9 +60,6 @@ class BloomExpireTest : public RedisTest {
     }
     FAIL() << "filter " << name << " did not grow to " << links << " links";
   }
-
-  std::unique_ptr<RedisClient> client_;
-  std::unique_ptr<RedisBloom> bloom_;
 };
 
 TEST_F(BloomExpireTest, ExpireCoversEveryKeyAndGrowthInheritsIt) {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_impl.h"
 #include "redis/client/redis_client.h"
 #include "redis/client/redis_reply.h"
 #include "tests/support/json_reader.h"
@@ -127,6 +128,21 @@ class RedisTest : public ::testing::Test {
   }
 
   RedisServer* server_ = nullptr;
+};
+
+// A RedisTest with one client and a RedisBloom on it.
+class RedisBloomClientTest : public RedisTest {
+ protected:
+  void SetUp() override {
+    RedisTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    client_ = Connect();
+    ASSERT_NE(client_, nullptr);
+    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
+  }
+
+  std::unique_ptr<RedisClient> client_;
+  std::unique_ptr<RedisBloom> bloom_;
 };
 
 }  // namespace siftdb::test
