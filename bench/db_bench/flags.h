@@ -47,6 +47,8 @@ struct BenchConfig {
   // key starting with its group's engine.prefix_size digits (even groups
   // written, odd ones absent); 0: no groups.
   uint64_t key_groups = 0;
+  // seekrandom with key groups: the percentage of seeks to absent groups.
+  int absent_prefix_percent = 50;
   double compression_ratio = 0.5;  // --compression_ratio
   bool histogram = false;          // --histogram
   bool comparisons = false;        // --comparisons

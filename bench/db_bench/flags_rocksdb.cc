@@ -86,6 +86,10 @@ ABSL_FLAG(int64_t, keys_per_prefix, 0,
           "With --prefix_size: keys in num/N groups, each key starting with "
           "its group's --prefix_size digits (only even groups are written; "
           "seekrandom seeks to a group prefix, half of them absent ones)");
+ABSL_FLAG(int32_t, absent_prefix_percent, 50,
+          "With --keys_per_prefix: the percentage of seekrandom's seeks that "
+          "go to absent (odd) groups; 0 or 100 time present or absent "
+          "prefixes alone (siftdb's extension)");
 ABSL_FLAG(bool, total_order_seek, false,
           "Cursors ignore prefix filters and prefix limits "
           "(ReadOptions::total_order_seek)");
@@ -199,6 +203,14 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
       !s.ok()) {
     return s;
   }
+  const int32_t absent_prefix_percent =
+      absl::GetFlag(FLAGS_absent_prefix_percent);
+  if (absl::Status s =
+          CheckRange("absent_prefix_percent", absent_prefix_percent, 0, 100);
+      !s.ok()) {
+    return s;
+  }
+  c->absent_prefix_percent = absent_prefix_percent;
   if (keys_per_prefix > 0 && prefix_size == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--keys_per_prefix=%d needs --prefix_size > 0", keys_per_prefix));

@@ -154,8 +154,9 @@ void Runner::ReadReverse(ThreadState* t) {
 
 // Like LevelDB's: a new iterator for every seek, so the cost includes
 // creating it. With key groups (--keys_per_prefix): prefix seeks to the
-// start of a random group, half of them present (even) groups and half
-// absent (odd) ones; a seek finds when it lands on a key of its group.
+// start of a random group, --absent_prefix_percent of them (half by
+// default) to absent (odd) groups, the rest to present (even) ones; a seek
+// finds when it lands on a key of its group.
 void Runner::SeekRandom(ThreadState* t) {
   if (config_.key_groups > 0) {
     SeekRandomPrefixes(t);
@@ -181,7 +182,8 @@ void Runner::SeekRandomPrefixes(ThreadState* t) {
     std::unique_ptr<BenchCursor> cursor = engine_->NewCursor();
     const uint64_t group =
         Pick(&t->rand, static_cast<int64_t>(config_.key_groups));
-    const bool present = (t->rand.Next64() & 1) == 0;
+    const bool present = static_cast<int>(t->rand.Next64() % 100) >=
+                         config_.absent_prefix_percent;
     prefix.assign(t->keys.GroupPrefix(2 * group + (present ? 0 : 1)));
     cursor->Seek(prefix);
     if (cursor->Valid() && cursor->key().starts_with(prefix)) t->found++;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -276,6 +277,25 @@ TEST_F(DbBenchCompatTest, PrefixSeeksFindHalfTheGroups) {
   EXPECT_THAT(LineOf(r.out, "seekrandom"),
               HasSubstr(absl::StrFormat("(%d of 2000 found)", found)));
   EXPECT_THAT(r.out, HasSubstr("prefix_filter.checks: 0\n"));
+}
+
+// --absent_prefix_percent splits seekrandom's prefix seeks: 0 finds every
+// group sought, 100 none.
+TEST_F(DbBenchCompatTest, AbsentPrefixPercentChoosesTheGroupsSought) {
+  for (const auto& [percent, expect_all] :
+       {std::pair{"0", true}, std::pair{"100", false}}) {
+    ToolResult r = Bench({"--num=20000", "--reads=500", "--prefix_size=6",
+                          "--keys_per_prefix=10",
+                          absl::StrCat("--absent_prefix_percent=", percent),
+                          "--benchmarks=fillrandom,seekrandom"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(
+        LineOf(r.out, "seekrandom"),
+        HasSubstr(expect_all ? "(500 of 500 found)" : "(0 of 500 found)"))
+        << percent;
+  }
+  ExpectUsageError({"--absent_prefix_percent=101"},
+                   "--absent_prefix_percent=101: must be in [0, 100]");
 }
 
 TEST_F(DbBenchCompatTest, NewBenchmarksPrintTheirLines) {
