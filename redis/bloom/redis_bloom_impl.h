@@ -136,6 +136,15 @@ class RedisBloomImpl final : public RedisBloom {
   absl::StatusOr<bool> LeanAdd(std::string_view name,
                                const std::vector<redis_bloom::HashPair>& h,
                                BloomAddResults* out);
+  // Whether this client may take the lean path (checked once: a Redis
+  // user refused EVAL, WATCH or MULTI may not).
+  absl::StatusOr<bool> LeanPathUsable(std::string_view name);
+  // Gives back `unused` slots of a lean claim on sub-filter newest_index of
+  // filter incarnation `id`: true when the settle applied, false when the
+  // filter changed meanwhile (the settle did nothing).
+  absl::StatusOr<bool> SettleClaim(std::string_view name, const std::string& id,
+                                   size_t newest_index, uint64_t unused,
+                                   BloomAddResults* out);
   // Appends MULTI, one BITFIELD SET of every probe in sub-filter
   // newest_index of the items whose skip[i] is 0, EXEC.
   void AppendTransaction(std::string_view name, size_t newest_index,

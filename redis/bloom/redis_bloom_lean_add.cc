@@ -227,23 +227,8 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
                                              BloomAddResults* out) {
   auto cached = cache_.find(std::string(name));
   if (cached == cache_.end()) return false;
-  if (!lean_checked_) {
-    // A Redis user refused EVAL, WATCH or MULTI would let the pipelined
-    // BITFIELD run unguarded: such a connection keeps to the add script.
-    std::vector<RedisArgs> probe;
-    probe.push_back(RedisArgs{"WATCH", GuardKey(name)});
-    probe.push_back(RedisArgs{"EVAL", "return 1", "0"});
-    probe.push_back(RedisArgs{"MULTI"});
-    probe.push_back(RedisArgs{"DISCARD"});
-    probe.push_back(RedisArgs{"UNWATCH"});
-    absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(probe);
-    if (!r.ok()) return r.status();
-    lean_checked_ = true;
-    for (const RedisReply& reply : *r) {
-      if (reply.is_error()) lean_adds_ = false;
-    }
-    if (!lean_adds_) return false;
-  }
+  absl::StatusOr<bool> usable = LeanPathUsable(name);
+  if (!usable.ok() || !*usable) return usable;
   Layout* layout = cached->second.get();
   const uint64_t n = h.size();
   const size_t newest_index = layout->links.size() - 1;
@@ -337,14 +322,10 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
   // Last round trip, only when some item was not added (or the transaction
   // aborted): give back the unused part of the claim.
   if (aborted || count < n) {
-    RedisArgs settle = EvalArgs(kSettleSource, meta, guard);
-    settle.Add(id).AddUint(newest_index).AddUint(n - count);
-    reconnects = client_->reconnects();
-    absl::StatusOr<RedisReply> r4 = client_->Command(settle);
-    if (!r4.ok()) return r4.status();
-    if (client_->reconnects() != reconnects) out->ambiguous_retries++;
-    if (r4->is_error()) return BloomScriptError(*client_, name, *r4);
-    if (aborted || r4->integer() != 1) {
+    absl::StatusOr<bool> settled =
+        SettleClaim(name, id, newest_index, n - count, out);
+    if (!settled.ok()) return settled.status();
+    if (aborted || !*settled) {
       cache_.erase(std::string(name));
       return false;
     }
@@ -354,6 +335,40 @@ absl::StatusOr<bool> RedisBloomImpl::LeanAdd(std::string_view name,
   out->added.reserve(out->added.size() + n);
   for (uint64_t i = 0; i < n; i++) out->added.push_back(added[i] != 0);
   return true;
+}
+
+absl::StatusOr<bool> RedisBloomImpl::LeanPathUsable(std::string_view name) {
+  if (lean_checked_) return lean_adds_;
+  // A Redis user refused EVAL, WATCH or MULTI would let the pipelined
+  // BITFIELD run unguarded: such a connection keeps to the add script.
+  std::vector<RedisArgs> probe;
+  probe.push_back(RedisArgs{"WATCH", GuardKey(name)});
+  probe.push_back(RedisArgs{"EVAL", "return 1", "0"});
+  probe.push_back(RedisArgs{"MULTI"});
+  probe.push_back(RedisArgs{"DISCARD"});
+  probe.push_back(RedisArgs{"UNWATCH"});
+  absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(probe);
+  if (!r.ok()) return r.status();
+  lean_checked_ = true;
+  for (const RedisReply& reply : *r) {
+    if (reply.is_error()) lean_adds_ = false;
+  }
+  return lean_adds_;
+}
+
+absl::StatusOr<bool> RedisBloomImpl::SettleClaim(std::string_view name,
+                                                 const std::string& id,
+                                                 size_t newest_index,
+                                                 uint64_t unused,
+                                                 BloomAddResults* out) {
+  RedisArgs settle = EvalArgs(kSettleSource, MetaKey(name), GuardKey(name));
+  settle.Add(id).AddUint(newest_index).AddUint(unused);
+  const int64_t reconnects = client_->reconnects();
+  absl::StatusOr<RedisReply> r = client_->Command(settle);
+  if (!r.ok()) return r.status();
+  if (client_->reconnects() != reconnects) out->ambiguous_retries++;
+  if (r->is_error()) return BloomScriptError(*client_, name, *r);
+  return r->integer() == 1;
 }
 
 void RedisBloomImpl::AppendTransaction(std::string_view name,

@@ -245,7 +245,9 @@ TEST_F(LeanAddTest, ConcurrentClientsExactCounts) {
   auto e = bloom.MExists("c", touched);
   ASSERT_TRUE(e.ok());
   for (int k = 0; k < kItems; k++) {
-    if (sent[k]) EXPECT_TRUE((*e)[k]) << "lost c" << k;
+    if (sent[k]) {
+      EXPECT_TRUE((*e)[k]) << "lost c" << k;
+    }
   }
 }
 
