@@ -372,8 +372,13 @@ TEST_F(RedisBloomTest, StaleCacheFromAnotherClientIsRefreshed) {
             (std::vector<bool>{false, false}));
 }
 
+// The writer keeps adding until the restart is over (at least 60 batches,
+// at most 2000): on a loaded machine it could otherwise finish all its
+// batches before the server went down, and see no reconnect at all.
 TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
+  constexpr int kBatch = 500;
   std::atomic<bool> failed{false};
+  std::atomic<bool> restarted{false};
   std::atomic<int> batches{0};
   int64_t reconnects = 0;
   std::thread writer([&] {
@@ -385,9 +390,11 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
       return;
     }
     RedisBloomImpl bloom(c->get());
-    for (int b = 0; b < 60; b++) {
+    int after_restart = 0;
+    for (int b = 0; b < 2000 && (b < 60 || after_restart < 5); b++) {
+      if (restarted.load()) after_restart++;
       absl::StatusOr<BloomAddResults> r =
-          bloom.MAdd("restart", Range("r-", b * 500, (b + 1) * 500));
+          bloom.MAdd("restart", Range("r-", b * kBatch, (b + 1) * kBatch));
       if (!r.ok()) {
         ADD_FAILURE() << r.status();
         failed = true;
@@ -401,15 +408,17 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
     absl::SleepFor(absl::Milliseconds(5));
   }
   ASSERT_TRUE(server_->Restart(/*keep_data=*/true).ok());
+  restarted = true;
   writer.join();
   ASSERT_FALSE(failed.load());
   EXPECT_GE(reconnects, 1);
+  const uint64_t total = static_cast<uint64_t>(batches.load()) * kBatch;
   // Reconnect our own client too (its connection died with the server).
-  ExpectAllPresent("restart", Range("r-", 0, 60 * 500));
+  ExpectAllPresent("restart", Range("r-", 0, static_cast<int>(total)));
   absl::StatusOr<BloomInfo> info = bloom_->Info("restart");
   ASSERT_TRUE(info.ok());
-  EXPECT_LE(info->items, 30000u);
-  EXPECT_GE(info->items, 29000u);
+  EXPECT_LE(info->items, total);
+  EXPECT_GE(info->items, total - 1000);
 }
 
 }  // namespace
