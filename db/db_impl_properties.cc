@@ -88,7 +88,7 @@ std::string DBImpl::FilterLevelStats() {
   }
   ReleaseReadState(state);
   std::string out =
-      "Level Filtered  Filter(KB) Bits/key  New(bits/key)  (filters)\n";
+      "Level Filtered  Filter(KB) Bits/entry New(bits/key)  (filters)\n";
   for (int level = 0; level < kNumLevels; level++) {
     const LevelFilters& l = levels[level];
     if (l.tables == 0 && level > deepest) continue;
@@ -98,8 +98,8 @@ std::string DBImpl::FilterLevelStats() {
       next = 0;  // approximate for the bottom: a compaction decides
     }
     absl::StrAppendFormat(
-        &out, "%5d %4d/%-4d %10.1f %8.2f %14.2f\n", level, l.filtered, l.tables,
-        l.filter_bytes / 1024.0,
+        &out, "%5d %4d/%-4d %10.1f %10.2f %13.2f\n", level, l.filtered,
+        l.tables, l.filter_bytes / 1024.0,
         l.keys > 0 ? 8.0 * static_cast<double>(l.filter_bytes) / l.keys : 0.0,
         next);
   }
