@@ -39,6 +39,14 @@ namespace {
 
 std::shared_ptr<const FilterPolicy> MakeFilterPolicy(const Options& o) {
   if (o.filter_policy != nullptr) return o.filter_policy;
+  if (!o.filter_bits_per_key_per_level.empty()) {
+    // Filters on some level: the policy every level's is resized from
+    // (db/filter_budget.h), at the first level's size.
+    for (double bits : o.filter_bits_per_key_per_level) {
+      if (bits > 0) return NewBloomFilterPolicy(bits);
+    }
+    return nullptr;
+  }
   if (o.filter_bits_per_key <= 0) return nullptr;
   return NewBloomFilterPolicy(o.filter_bits_per_key);
 }

@@ -270,6 +270,10 @@ class DBImpl : public DB {
   double TableCacheHitPercent() const;
   // "siftdb.estimate-num-keys"; opens tables as needed, without the mutex.
   uint64_t EstimateNumKeys() ABSL_LOCKS_EXCLUDED(mutex_);
+  // siftdb.stats's filter lines: per level, the bits/key of the filters
+  // in its tables and the bits/key a table written there now gets.
+  // Opens tables as needed, without the mutex.
+  std::string FilterLevelStats() ABSL_LOCKS_EXCLUDED(mutex_);
   // "siftdb.levelstats".
   void AppendLevelStats(std::string* value) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);

@@ -66,13 +66,15 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
   pending_outputs_.insert(meta.number);
   std::unique_ptr<Iterator> iter = mem->NewIterator();
   absl::Status s;
+  // The tree's shape sizes the filter (db/filter_budget.h).
+  const int deepest = DeepestNonEmptyLevel(*versions_->current());
   {
     mutex_.Unlock();
     std::vector<uint64_t> inputs;
     if (emptied_log != 0) inputs.push_back(emptied_log);
     // A flush writes level 0 and is never bottommost (as in RocksDB).
     s = BuildTable(dbname_, env_,
-                   OutputTableOptions(table_options_, options_, 0,
+                   OutputTableOptions(table_options_, options_, 0, deepest,
                                       /*bottommost=*/false),
                    table_cache_.get(), iter.get(), &meta, std::move(inputs),
                    options_.rate_limiter.get());

@@ -176,6 +176,7 @@ void DBImpl::BackgroundCompaction() {
     const Compaction& cc = *compact.compaction;
     compact.output_options = OutputTableOptions(
         table_options_, options_, cc.level() + 1,
+        DeepestNonEmptyLevel(*cc.input_version()),
         IsBottommostOutput(*cc.input_version(), cc.level() + 1));
     status = DoCompactionWork(&compact);
     CleanupCompaction(&compact);

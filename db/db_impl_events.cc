@@ -79,6 +79,15 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
           : absl::StrFormat("%d", o.compression_opts.level));
   add("filter_bits_per_key", absl::StrFormat("%g", o.filter_bits_per_key));
   add("filter_policy", filter_name);
+  std::string filter_levels;
+  for (double b : o.filter_bits_per_key_per_level) {
+    filter_levels +=
+        absl::StrFormat("%s%g", filter_levels.empty() ? "" : ",", b);
+  }
+  add("filter_bits_per_key_per_level",
+      filter_levels.empty() ? "(filter_bits_per_key)" : filter_levels);
+  add("optimize_filters_for_memory_budget",
+      flag(o.optimize_filters_for_memory_budget));
   add("prefix_extractor", o.prefix_extractor != nullptr
                               ? std::string(o.prefix_extractor->Name())
                               : std::string("none"));

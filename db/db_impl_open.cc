@@ -12,6 +12,7 @@
 #include "db/compaction.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/filter_budget.h"
 #include "db/output_compression.h"
 #include "db/write_batch_internal.h"
 #include "siftdb/rate_limiter.h"
@@ -166,6 +167,8 @@ absl::StatusOr<Options> SanitizeOptions(const Options& in) {
         "optimize_filters_for_hits = true with Options.remote_filter on "
         "(the Redis mirror needs a filter in every table; turn one off)");
   }
+  // Checked before the mirror's own options, as above.
+  if (absl::Status s = ValidateFilterBudgetOptions(o); !s.ok()) return s;
   if (o.remote_filter.mode != RemoteFilterOptions::Mode::kOff) {
     absl::Status s = RemoteMirror::ValidateOptions(o.remote_filter);
     if (!s.ok()) return s;

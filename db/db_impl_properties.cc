@@ -5,13 +5,16 @@
 // Every property is listed, with its meaning, in include/siftdb/db.h and
 // docs/operations.md ("Properties").
 
+#include <array>
 #include <cstdlib>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
+#include "db/filter_budget.h"
 #include "siftdb/rate_limiter.h"
+#include "table/table.h"
 #include "util/absl_compat.h"
 
 namespace siftdb {
@@ -56,6 +59,53 @@ uint64_t DBImpl::EstimateNumKeys() {
   return total;
 }
 
+std::string DBImpl::FilterLevelStats() {
+  struct LevelFilters {
+    int tables = 0;
+    int filtered = 0;  // tables with a filter
+    uint64_t keys = 0;
+    uint64_t filter_bytes = 0;
+  };
+  std::array<LevelFilters, kNumLevels> levels{};
+  const ReadState state = AcquireReadState(ReadOptions());
+  int deepest = 0;
+  for (int level = 0; level < kNumLevels; level++) {
+    LevelFilters& l = levels[level];
+    for (const FileMetaData* f : state.current->files(level)) {
+      deepest = level;
+      l.tables++;
+      // A table that cannot be opened counts no keys (reads report it).
+      table_cache_
+          ->WithTable(f->number, f->file_size,
+                      [&](const Table& t) {
+                        l.keys += t.properties().num_entries;
+                        const size_t bytes = t.filter_data().size();
+                        l.filter_bytes += bytes;
+                        if (bytes > 0) l.filtered++;
+                      })
+          .IgnoreError();
+    }
+  }
+  ReleaseReadState(state);
+  std::string out =
+      "Level Filtered  Filter(KB) Bits/entry New(bits/key)  (filters)\n";
+  for (int level = 0; level < kNumLevels; level++) {
+    const LevelFilters& l = levels[level];
+    if (l.tables == 0 && level > deepest) continue;
+    double next = OutputFilterBitsPerKey(options_, level, deepest);
+    if (filter_policy_ == nullptr ||
+        (options_.optimize_filters_for_hits && level >= deepest && level > 0)) {
+      next = 0;  // approximate for the bottom: a compaction decides
+    }
+    absl::StrAppendFormat(
+        &out, "%5d %4d/%-4d %10.1f %10.2f %13.2f\n", level, l.filtered,
+        l.tables, l.filter_bytes / 1024.0,
+        l.keys > 0 ? 8.0 * static_cast<double>(l.filter_bytes) / l.keys : 0.0,
+        next);
+  }
+  return out;
+}
+
 void DBImpl::AppendLevelStats(std::string* value) const {
   absl::StrAppendFormat(value,
                         "Level Files Size(MB) Read(MB) Write(MB) Comp(sec) "
@@ -82,6 +132,8 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     *value = absl::StrFormat("%d", EstimateNumKeys());
     return true;
   }
+  std::string filter_stats;
+  if (name == "stats") filter_stats = FilterLevelStats();  // no mutex held
   MutexLock l(&mutex_);
   if (name == "compaction-pending") {
     *value = bg_error_.ok() && versions_->NeedsCompaction() ? "1" : "0";
@@ -165,6 +217,7 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
         stall_micros_ / 1e6, table_cache_->OpenTables(),
         table_cache_->capacity(), TableCacheHitPercent(),
         RateLimiterLine(options_.rate_limiter.get()));
+    value->append(filter_stats);
     value->append(stats_.ToString());
     return true;
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "db/filter_budget.h"
 #include "db/version.h"
 #include "db/version_edit.h"
 #include "table/compression.h"
@@ -26,8 +27,10 @@ CompressionType OutputCompression(const Options& options, int level,
 
 TableOptions OutputTableOptions(const TableOptions& base,
                                 const Options& options, int level,
-                                bool bottommost) {
+                                int deepest_level, bool bottommost) {
   TableOptions out = base;
+  out.filter_policy =
+      OutputFilterPolicy(base.filter_policy, options, level, deepest_level);
   out.compression = OutputCompression(options, level, bottommost);
   out.compression_level = options.compression_opts.level;
   // optimize_filters_for_hits: no filter at the bottom (a table without
@@ -36,6 +39,13 @@ TableOptions OutputTableOptions(const TableOptions& base,
     out.filter_policy = nullptr;
   }
   return out;
+}
+
+int DeepestNonEmptyLevel(const Version& v) {
+  for (int level = kNumLevels - 1; level > 0; level--) {
+    if (v.NumFiles(level) > 0) return level;
+  }
+  return 0;
 }
 
 bool IsBottommostOutput(const Version& v, int output_level) {

@@ -5,7 +5,8 @@
 // output level by compression_per_level and, for a compaction writing the
 // bottommost level, by bottommost_compression (RocksDB's rules; see
 // include/siftdb/options.h and docs/operations.md). Also whether it gets a
-// filter: none for a bottommost output under optimize_filters_for_hits.
+// filter, and of what size: by level (db/filter_budget.h), and none for a
+// bottommost output under optimize_filters_for_hits.
 // Thread safety: pure functions.
 
 #ifndef SIFTDB_DB_OUTPUT_COMPRESSION_H_
@@ -25,11 +26,16 @@ CompressionType OutputCompression(const Options& options, int level,
                                   bool bottommost);
 
 // `base` with the compression (type and level) of a table written to
-// `level`, and without a filter policy for a bottommost output under
+// `level`, its filter policy sized for that level (OutputFilterPolicy;
+// `deepest_level` is the deepest level holding a table now), and without
+// a filter policy for a bottommost output under
 // Options::optimize_filters_for_hits.
 TableOptions OutputTableOptions(const TableOptions& base,
                                 const Options& options, int level,
-                                bool bottommost);
+                                int deepest_level, bool bottommost);
+
+// The deepest level of `v` holding a table (0 when none does).
+int DeepestNonEmptyLevel(const Version& v);
 
 // Whether a compaction writing `output_level` of `v` writes the bottommost
 // level: no deeper level holds a table.

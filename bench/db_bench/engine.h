@@ -99,6 +99,12 @@ struct EngineConfig {
   // Options::optimize_filters_for_hits (siftdb's and RocksDB's): no filter
   // in compaction outputs on the bottommost level. LevelDB refuses it.
   bool optimize_filters_for_hits = false;
+  // siftdb only (LevelDB and RocksDB refuse them): bits/key by level
+  // (Options::filter_bits_per_key_per_level; empty: bloom_bits on every
+  // level), or bloom_bits as the tree-wide average allocated by level
+  // (Options::optimize_filters_for_memory_budget).
+  std::vector<double> bloom_bits_per_level;
+  bool optimize_filters_for_memory_budget = false;
   // Count the comparator's calls (LevelDB's --comparisons); engines that
   // cannot report Comparisons() ignore it.
   bool count_comparisons = false;

@@ -105,6 +105,13 @@ class LevelDBEngine final : public BenchEngine {
           "leveldb: --rate_limiter_bytes_per_sec is not supported (LevelDB "
           "has no rate limiter for its background writes)");
     }
+    if (!config.bloom_bits_per_level.empty() ||
+        config.optimize_filters_for_memory_budget) {
+      return absl::InvalidArgumentError(
+          "leveldb: --filter_bits_per_key_per_level and "
+          "--optimize_filters_for_memory_budget are not supported (LevelDB "
+          "gives every table the same filter)");
+    }
     if (config.optimize_filters_for_hits) {
       return absl::InvalidArgumentError(
           "leveldb: --optimize_filters_for_hits is not supported (LevelDB "

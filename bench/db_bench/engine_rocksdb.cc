@@ -99,6 +99,15 @@ class RocksDBEngine final : public BenchEngine {
 
   absl::Status Open(const EngineConfig& config,
                     const std::string& path) override {
+    if (!config.bloom_bits_per_level.empty() ||
+        config.optimize_filters_for_memory_budget) {
+      // RocksDB sizes filters by level only through a custom FilterPolicy
+      // (FilterBuildingContext::level_at_creation); no option does it.
+      return absl::InvalidArgumentError(
+          "rocksdb: --filter_bits_per_key_per_level and "
+          "--optimize_filters_for_memory_budget are not supported (RocksDB "
+          "has no per-level filter size option)");
+    }
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(config.block_cache_size);
     table.block_size = config.block_size;

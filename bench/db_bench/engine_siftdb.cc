@@ -132,12 +132,19 @@ class SiftdbEngine final : public BenchEngine {
     options_.compression_opts.level = config.compression_level;
     options_.filter_bits_per_key = config.bloom_bits;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
+    options_.filter_bits_per_key_per_level = config.bloom_bits_per_level;
+    options_.optimize_filters_for_memory_budget =
+        config.optimize_filters_for_memory_budget;
     if (config.rate_limiter_bytes_per_sec > 0) {
       options_.rate_limiter =
           NewGenericRateLimiter(config.rate_limiter_bytes_per_sec);
     }
     if (config.use_ribbon_filter && config.bloom_bits > 0) {
       options_.filter_policy = NewRibbonFilterPolicy(config.bloom_bits);
+    } else if (config.use_ribbon_filter &&
+               !config.bloom_bits_per_level.empty()) {
+      // The kind only: filter_bits_per_key_per_level sizes each level.
+      options_.filter_policy = NewRibbonFilterPolicy(10);
     }
     // Remote filter mirror: the --remote_filter* flags (a later issue) fill
     // config.remote_filter_*; empty address: no mirror.

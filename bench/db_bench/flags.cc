@@ -11,6 +11,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "util/absl_compat.h"
@@ -68,6 +69,16 @@ ABSL_FLAG(bool, use_ribbon_filter, false,
           "Ribbon filters (NewRibbonFilterPolicy(--bloom_bits)) instead of "
           "Bloom: about 30% less space at the same false-positive rate "
           "(RocksDB's flag name; LevelDB ignores it)");
+ABSL_FLAG(std::string, filter_bits_per_key_per_level, "",
+          "siftdb: Bloom (or Ribbon) bits/key of the tables of each level, "
+          "comma-separated, the last repeating, 0: no filter there "
+          "(Options::filter_bits_per_key_per_level); empty: --bloom_bits "
+          "everywhere. LevelDB and RocksDB refuse it");
+ABSL_FLAG(bool, optimize_filters_for_memory_budget, false,
+          "siftdb: --bloom_bits is the average over the tree, allocated by "
+          "level to minimise wasted reads of absent keys (Options::"
+          "optimize_filters_for_memory_budget, the Monkey allocation). "
+          "LevelDB and RocksDB refuse it");
 ABSL_FLAG(int64_t, cache_size, int64_t{8} << 20,
           "Block cache bytes (Options::block_cache_size)");
 ABSL_FLAG(int64_t, write_buffer_size, int64_t{4} << 20,
@@ -158,6 +169,26 @@ absl::Status ApplyFilterAndCompression(EngineConfig* e) {
     e->bloom_bits = bloom_bits;
   }
   e->use_ribbon_filter = absl::GetFlag(FLAGS_use_ribbon_filter);
+  e->bloom_bits_per_level.clear();
+  for (const std::string& part :
+       SplitList(absl::GetFlag(FLAGS_filter_bits_per_key_per_level))) {
+    double bits;
+    if (!absl::SimpleAtod(part, &bits) || !(bits >= 0 && bits <= 100)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--filter_bits_per_key_per_level: \"%s\" is not a number in "
+          "[0, 100]",
+          part));
+    }
+    e->bloom_bits_per_level.push_back(bits);
+  }
+  e->optimize_filters_for_memory_budget =
+      absl::GetFlag(FLAGS_optimize_filters_for_memory_budget);
+  if (e->optimize_filters_for_memory_budget &&
+      !e->bloom_bits_per_level.empty()) {
+    return absl::InvalidArgumentError(
+        "--optimize_filters_for_memory_budget with "
+        "--filter_bits_per_key_per_level: choose one");
+  }
 
   const std::string compression =
       absl::AsciiStrToLower(absl::GetFlag(FLAGS_compression));

@@ -103,15 +103,27 @@ std::string FormatHeader(const BenchConfig& config,
       (key_bytes + config.value_size * config.compression_ratio) * num /
           1048576.0);
   const EngineConfig& e = config.engine;
-  if (e.bloom_bits > 0) {
+  if (!e.bloom_bits_per_level.empty()) {
+    std::string list;
+    for (double b : e.bloom_bits_per_level) {
+      absl::StrAppendFormat(&list, "%s%g", list.empty() ? "" : ",", b);
+    }
+    out += absl::StrFormat(
+        "Filter:     %s bits/key by level %s\n", list,
+        e.use_ribbon_filter ? "Ribbon (Bloom-equivalent)" : "Bloom");
+  } else if (e.bloom_bits > 0) {
     out += absl::StrFormat(
         "Filter:     %g bits/key %s\n", e.bloom_bits,
         e.use_ribbon_filter ? "Ribbon (Bloom-equivalent)" : "Bloom");
-    if (e.optimize_filters_for_hits) {
-      out.insert(out.size() - 1, ", none on the bottommost level");
+    if (e.optimize_filters_for_memory_budget) {
+      out.insert(out.size() - 1, ", tree-wide average allocated by level");
     }
   } else {
     out += "Filter:     none\n";
+  }
+  if (e.optimize_filters_for_hits && out.ends_with("\n") &&
+      (e.bloom_bits > 0 || !e.bloom_bits_per_level.empty())) {
+    out.insert(out.size() - 1, ", none on the bottommost level");
   }
   out += absl::StrFormat("Compression: %s", e.compression);
   if (e.compression_level != EngineConfig::kDefaultCompressionLevel) {

@@ -211,6 +211,40 @@ struct SIFTDB_EXPORT Options {
   // InvalidArgument) with remote_filter on: the Redis mirror needs every
   // table's filter.
   bool optimize_filters_for_hits = false;
+  // Per-level filter sizes (docs/filters.md). Both apply to the tables
+  // written from now on: a flush writes level 0, a compaction its output
+  // level; a table moved down unchanged keeps its filter. Each table's
+  // filter records its own parameters (the filter bytes carry k and their
+  // size), so tables of different sizes coexist and reopening with other
+  // settings is safe. They size the policy of filter_policy when it is one
+  // of siftdb's (blocked Bloom, classic Bloom, Ribbon: for Ribbon the value
+  // is the bits/key-equivalent), else the default blocked Bloom; Open
+  // refuses them with a filter_policy of another name.
+  //
+  // filter_bits_per_key_per_level: entry i is the bits/key of the tables
+  // written to level i; levels past the end use the last entry; 0 writes
+  // that level without a filter. Empty (default): every level uses
+  // filter_bits_per_key (or filter_policy's own). Replaces
+  // filter_bits_per_key when set. Open refuses a negative or NaN entry, an
+  // entry above 100, and a 0 entry with remote_filter on.
+  std::vector<double> filter_bits_per_key_per_level;
+  // When true, filter_bits_per_key (or filter_policy's BitsPerKey()) is the
+  // average over the whole tree and the bits go where they save the most
+  // data-block reads of absent keys (the "Monkey" allocation, Dayan et al.
+  // 2017): with N_i keys in sorted run i and a false-positive rate
+  // p(b) = exp(-b ln^2 2) at b bits/key, minimising sum_i p_i under
+  // sum_i N_i b_i = B gives p_i proportional to N_i, so each level down
+  // (10x the keys) gets about 4.8 bits/key fewer; a run for which that
+  // would exceed p = 1 gets no filter. N_i comes from the level targets,
+  // not the live sizes (so a table's filter never depends on what other
+  // compactions happen to be doing): each of level0_file_num_compaction_
+  // trigger level-0 runs holds write_buffer_size bytes, level L >= 1 holds
+  // max_bytes_for_level_base * max_bytes_for_level_multiplier^(L-1), down
+  // to the deepest level holding a table (or the level being written, if
+  // deeper). Default false (uniform). Open refuses it together with
+  // filter_bits_per_key_per_level, and with remote_filter on when some
+  // shape would leave a level without a filter.
+  bool optimize_filters_for_memory_budget = false;
 
   // --- Compaction (leveled) ---
   // Target size of each table a compaction writes into level L >= 1:

@@ -151,7 +151,7 @@ TEST(OutputCompressionTest, RulesOfPerLevelAndBottommost) {
   o.compression = kZstdCompression;
   EXPECT_EQ(OutputCompression(o, 3, false), kZstdCompression);
   o.compression_opts.level = 9;
-  TableOptions t = OutputTableOptions(TableOptions(), o, 2, true);
+  TableOptions t = OutputTableOptions(TableOptions(), o, 2, 2, true);
   EXPECT_EQ(t.compression, kLZ4Compression);
   EXPECT_EQ(t.compression_level, 9);
 }

@@ -175,11 +175,11 @@ TEST(OptimizeFiltersForHitsTest, RuleOfTheOutputOptions) {
   TableOptions base;
   base.filter_policy = NewBloomFilterPolicy(10);
   Options o;
-  EXPECT_NE(OutputTableOptions(base, o, 3, true).filter_policy, nullptr);
+  EXPECT_NE(OutputTableOptions(base, o, 3, 3, true).filter_policy, nullptr);
   o.optimize_filters_for_hits = true;
-  EXPECT_EQ(OutputTableOptions(base, o, 3, true).filter_policy, nullptr);
-  EXPECT_NE(OutputTableOptions(base, o, 3, false).filter_policy, nullptr);
-  EXPECT_NE(OutputTableOptions(base, o, 0, false).filter_policy, nullptr);
+  EXPECT_EQ(OutputTableOptions(base, o, 3, 3, true).filter_policy, nullptr);
+  EXPECT_NE(OutputTableOptions(base, o, 3, 4, false).filter_policy, nullptr);
+  EXPECT_NE(OutputTableOptions(base, o, 0, 3, false).filter_policy, nullptr);
 }
 
 // Random puts and deletes against a std::map, flushed in small tables and

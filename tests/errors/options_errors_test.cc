@@ -124,6 +124,43 @@ TEST(ErrorsOptions, FilterBitsPerKeyOutOfRange) {
                  {"invalid option: filter_bits_per_key", "[0, 100]"});
 }
 
+TEST(ErrorsOptions, FilterBitsPerKeyPerLevelOutOfRange) {
+  ExpectRejected(
+      {[](Options* o) {
+         o->filter_bits_per_key_per_level = {10, -1};
+       },
+       [](Options* o) { o->filter_bits_per_key_per_level = {101}; },
+       [](Options* o) {
+         o->filter_bits_per_key_per_level = {
+             std::numeric_limits<double>::quiet_NaN()};
+       }},
+      {"invalid option: filter_bits_per_key_per_level[", "[0, 100]"});
+}
+
+TEST(ErrorsOptions, FilterPerLevelAndBudgetTogether) {
+  ExpectRejected({[](Options* o) {
+                   o->filter_bits_per_key_per_level = {10, 5};
+                   o->optimize_filters_for_memory_budget = true;
+                 }},
+                 {"invalid option: filter_bits_per_key_per_level set with "
+                  "optimize_filters_for_memory_budget = true (choose one)"});
+}
+
+// Refused in every build (checked before the mirror's own options).
+TEST(ErrorsOptions, FilterLevelWithoutFilterWithRemoteFilter) {
+  ExpectRejected({[](Options* o) {
+                    o->filter_bits_per_key_per_level = {10, 0};
+                    o->remote_filter.mode = RemoteFilterOptions::Mode::kAsync;
+                  },
+                  [](Options* o) {
+                    o->optimize_filters_for_memory_budget = true;
+                    o->filter_bits_per_key = 1;
+                    o->remote_filter.mode = RemoteFilterOptions::Mode::kSync;
+                  }},
+                 {"invalid option: ", "with Options.remote_filter on",
+                  "the Redis mirror needs"});
+}
+
 TEST(ErrorsOptions, MemTableFilterRatioOutOfRange) {
   ExpectRejected({[](Options* o) { o->memtable_filter_ratio = -0.1; },
                   [](Options* o) { o->memtable_filter_ratio = 0.3; },
