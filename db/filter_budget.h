@@ -5,7 +5,7 @@
 // to: uniform (Options::filter_bits_per_key or the policy's own), a fixed
 // per-level list (Options::filter_bits_per_key_per_level) or the "Monkey"
 // allocation of a tree-wide budget (Options::optimize_filters_for_memory_
-// budget). include/siftdb/options.h states the contract; docs/filters.md
+// budget). include/siftdb/options.h states the contract; docs/operations.md
 // the derivation.
 // Thread safety: pure functions.
 

@@ -211,7 +211,7 @@ struct SIFTDB_EXPORT Options {
   // InvalidArgument) with remote_filter on: the Redis mirror needs every
   // table's filter.
   bool optimize_filters_for_hits = false;
-  // Per-level filter sizes (docs/filters.md). Both apply to the tables
+  // Per-level filter sizes (docs/operations.md). Both apply to the tables
   // written from now on: a flush writes level 0, a compaction its output
   // level; a table moved down unchanged keeps its filter. Each table's
   // filter records its own parameters (the filter bytes carry k and their
