@@ -18,7 +18,7 @@
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace behaviour_test {
 
 using ::testing::HasSubstr;
 
@@ -412,5 +412,5 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
   EXPECT_GE(info->items, 29000u);
 }
 
-}  // namespace
+}  // namespace behaviour_test
 }  // namespace siftdb::test
