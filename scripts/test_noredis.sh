@@ -8,7 +8,9 @@
 # is installed), and afterwards no program
 # or library built may link libhiredis or carry a hiredis symbol. The
 # engine's suites that run here are the ones the main build runs too, minus
-# those that need a redis-server (not built in this configuration).
+# those that need a redis-server (not built in this configuration). The test
+# suites compile as unity batches (SIFTDB_UNITY_TESTS, CMakeLists.txt): a
+# from-scratch build, so batching only saves time here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -23,7 +25,7 @@ for module in libxxhash liblz4 libzstd; do
 done
 PKG_CONFIG_LIBDIR=$pc_only PKG_CONFIG_PATH="" \
   BUILD_DIR=$BUILD_DIR bash scripts/build.sh -DSIFTDB_WITH_REDIS=OFF \
-  -DSIFTDB_BUILD_BENCH=ON
+  -DSIFTDB_BUILD_BENCH=ON -DSIFTDB_UNITY_TESTS=ON
 
 bad=0
 while IFS= read -r f; do

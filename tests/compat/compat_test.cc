@@ -29,7 +29,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::compat {
-namespace {
+namespace compat_test {
 
 namespace fs = std::filesystem;
 
@@ -217,5 +217,5 @@ TEST_P(CompatV1Test, TablesReadDirectly) {
 INSTANTIATE_TEST_SUITE_P(V1, CompatV1Test,
                          ::testing::Values("blocked", "classic"));
 
-}  // namespace
+}  // namespace compat_test
 }  // namespace siftdb::compat

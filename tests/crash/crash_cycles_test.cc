@@ -20,7 +20,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace crash_cycles_test {
 
 // Runs a shell command; returns its exit status and captures its output.
 int RunCommand(const std::string& command, std::string* output) {
@@ -152,5 +152,5 @@ TEST(CrashCyclesTest, PowerLossWithParanoidChecks) {
   EXPECT_EQ(0, rc) << output;
 }
 
-}  // namespace
+}  // namespace crash_cycles_test
 }  // namespace siftdb

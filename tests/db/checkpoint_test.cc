@@ -28,7 +28,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace checkpoint_test {
 
 namespace fs = std::filesystem;
 
@@ -367,5 +367,5 @@ TEST(CheckpointTest, FileDeletionsNest) {
   EXPECT_FALSE(all_present());
 }
 
-}  // namespace
+}  // namespace checkpoint_test
 }  // namespace siftdb

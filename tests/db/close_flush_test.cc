@@ -26,7 +26,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace close_flush_test {
 
 namespace fs = std::filesystem;
 
@@ -281,5 +281,5 @@ TEST(ObsoleteFilesTest, ReadsNeverListTheDirectory) {
   EXPECT_TRUE(gone) << "obsolete tables were never deleted";
 }
 
-}  // namespace
+}  // namespace close_flush_test
 }  // namespace siftdb

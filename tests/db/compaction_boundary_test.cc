@@ -25,7 +25,7 @@
 #include "util/mutex.h"
 
 namespace siftdb {
-namespace {
+namespace compaction_boundary_test {
 
 std::string IKey(const std::string& user_key, SequenceNumber seq) {
   std::string k;
@@ -221,5 +221,5 @@ TEST_F(CompactionBoundaryTest, EarlyReleaseFreesATableWithoutSharedKeys) {
   EXPECT_EQ(1u, consumed[1]);
 }
 
-}  // namespace
+}  // namespace compaction_boundary_test
 }  // namespace siftdb

@@ -14,7 +14,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace compaction_test {
 
 class CompactionTest : public ::testing::Test {
  protected:
@@ -218,5 +218,5 @@ TEST_F(CompactionTest, FilterStillRejectsAbsentKeysAfterCompaction) {
   EXPECT_GT(std::stoull(after) - std::stoull(before), 2800u);
 }
 
-}  // namespace
+}  // namespace compaction_test
 }  // namespace siftdb

@@ -30,7 +30,7 @@
 #include "util/absl_compat.h"
 
 namespace siftdb {
-namespace {
+namespace compression_per_level_test {
 
 std::string Key(int i) { return absl::StrFormat("key%06d", i); }
 // Compresses well (every type saves far more than an eighth).
@@ -318,5 +318,5 @@ TEST(CompressionPerLevelTest, DamagedCompressedBlockIsDataLoss) {
   }
 }
 
-}  // namespace
+}  // namespace compression_per_level_test
 }  // namespace siftdb

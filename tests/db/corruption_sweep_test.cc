@@ -70,7 +70,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::sweep {
-namespace {
+namespace corruption_sweep_test {
 
 namespace fs = std::filesystem;
 
@@ -629,5 +629,5 @@ INSTANTIATE_TEST_SUITE_P(
                                          Part::kMetaindex, Part::kFooter)),
     ParamName);
 
-}  // namespace
+}  // namespace corruption_sweep_test
 }  // namespace siftdb::sweep

@@ -23,7 +23,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace damaged_block_test {
 
 constexpr int kKeys = 500;
 
@@ -118,5 +118,5 @@ TEST_F(DamagedBlockTest, CompactionStopsInsteadOfLaunderingTheBlock) {
                 std::stoull(std::filesystem::path(table_).stem().string())}));
 }
 
-}  // namespace
+}  // namespace damaged_block_test
 }  // namespace siftdb

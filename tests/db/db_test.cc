@@ -15,7 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace db_test {
 
 class DBTest : public ::testing::Test {
  protected:
@@ -335,5 +335,5 @@ TEST_F(DBTest, PropertiesAnswer) {
   EXPECT_FALSE(db_->GetProperty("other.stats", &v));
 }
 
-}  // namespace
+}  // namespace db_test
 }  // namespace siftdb

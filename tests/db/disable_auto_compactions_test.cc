@@ -16,7 +16,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace disable_auto_compactions_test {
 
 int FilesAt(DB* db, int level) {
   std::string v;
@@ -106,5 +106,5 @@ TEST(DisableAutoCompactionsTest, ReopenWithoutItCompactsAgain) {
   EXPECT_GT(FilesAt(db->get(), 1), 0);
 }
 
-}  // namespace
+}  // namespace disable_auto_compactions_test
 }  // namespace siftdb

@@ -23,7 +23,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace disable_wal_test {
 
 namespace fs = std::filesystem;
 
@@ -229,5 +229,5 @@ TEST_F(DisableWalTest, ConcurrentLoggedWritesSurviveACrash) {
   EXPECT_EQ(0, unlogged_found);
 }
 
-}  // namespace
+}  // namespace disable_wal_test
 }  // namespace siftdb

@@ -37,7 +37,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace early_release_split_key_test {
 
 using test::ExpectLevelsSorted;
 using test::Model;
@@ -198,5 +198,5 @@ TEST(EarlyReleaseSplitKeyTest, FailedCompactionNeverExposesTheOlderVersion) {
   EXPECT_GE(failed_after_freeing, 2);
 }
 
-}  // namespace
+}  // namespace early_release_split_key_test
 }  // namespace siftdb

@@ -39,7 +39,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace early_release_test {
 
 using test::ExpectLevelsSorted;
 using test::ExpectMatches;
@@ -359,5 +359,5 @@ TEST(EarlyReleaseTest, ReaderOfTheOldVersionKeepsFreedTables) {
   ASSERT_NO_FATAL_FAILURE(ExpectNoOrphanTables(db.get(), path));
 }
 
-}  // namespace
+}  // namespace early_release_test
 }  // namespace siftdb

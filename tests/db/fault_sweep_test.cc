@@ -31,7 +31,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace fault_sweep_test {
 
 enum class Phase { kFlush, kCompaction, kReopen };
 
@@ -247,5 +247,5 @@ INSTANTIATE_TEST_SUITE_P(
                              FaultOpName(std::get<1>(info.param)));
     });
 
-}  // namespace
+}  // namespace fault_sweep_test
 }  // namespace siftdb

@@ -35,7 +35,7 @@
 #include "util/absl_compat.h"
 
 namespace siftdb {
-namespace {
+namespace filter_memory_test {
 
 std::string Key(int i) { return absl::StrFormat("key%06d", i); }
 
@@ -277,5 +277,5 @@ TEST(OptimizeFiltersForHitsTest, OffByDefaultEveryTableHasAFilter) {
   ASSERT_NO_FATAL_FAILURE(RunModel(/*optimize=*/false, 1));
 }
 
-}  // namespace
+}  // namespace filter_memory_test
 }  // namespace siftdb

@@ -27,7 +27,7 @@
 #include "util/mutex.h"
 
 namespace siftdb {
-namespace {
+namespace flush_pending_test {
 
 // Forwards to Env::Default(); once Arm()ed, the next Sync of a MANIFEST
 // blocks until Release().
@@ -160,5 +160,5 @@ TEST(FlushPendingTest, ReadEndingDuringTheManifestSyncKeepsTheFlushedTable) {
   }
 }
 
-}  // namespace
+}  // namespace flush_pending_test
 }  // namespace siftdb

@@ -25,7 +25,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace info_log_test {
 
 namespace fs = std::filesystem;
 
@@ -290,5 +290,5 @@ TEST(InfoLogTest, WriteStallIsLoggedWhenItStartsAndEnds) {
   EXPECT_FALSE(absl::StrContains(stats, "write stall: 0.000 sec")) << stats;
 }
 
-}  // namespace
+}  // namespace info_log_test
 }  // namespace siftdb

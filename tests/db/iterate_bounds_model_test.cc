@@ -28,7 +28,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace iterate_bounds_model_test {
 
 // Bytewise order reversed; no key shortening.
 class ReverseComparator final : public Comparator {
@@ -341,5 +341,5 @@ INSTANTIATE_TEST_SUITE_P(
                              std::get<2>(info.param) ? "reverse" : "bytewise");
     });
 
-}  // namespace
+}  // namespace iterate_bounds_model_test
 }  // namespace siftdb

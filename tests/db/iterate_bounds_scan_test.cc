@@ -19,7 +19,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace iterate_bounds_scan_test {
 
 class IterateBoundsScanTest : public ::testing::Test {
  protected:
@@ -280,5 +280,5 @@ TEST_F(IterateBoundsScanTest, LowerAboveUpperIsAnEmptyIterator) {
   }
 }
 
-}  // namespace
+}  // namespace iterate_bounds_scan_test
 }  // namespace siftdb

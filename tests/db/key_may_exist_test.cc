@@ -26,7 +26,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace key_may_exist_test {
 
 // Present keys are even, absent ones odd, so absent keys fall inside the
 // tables' key ranges and only the filters can turn them away.
@@ -433,5 +433,5 @@ TEST_F(KeyMayExistTest, OversizedKeyIsFalse) {
   EXPECT_EQ(value, "v");
 }
 
-}  // namespace
+}  // namespace key_may_exist_test
 }  // namespace siftdb

@@ -30,7 +30,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace memtable_filter_test {
 
 // ---------------------------------------------------------------------------
 // MemTable.
@@ -618,5 +618,5 @@ TEST(MemTableFilterDBTest, OutOfRangeRatioFailsOpen) {
   }
 }
 
-}  // namespace
+}  // namespace memtable_filter_test
 }  // namespace siftdb

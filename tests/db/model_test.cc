@@ -17,7 +17,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace model_test {
 
 using Model = std::map<std::string, std::string>;
 
@@ -199,5 +199,5 @@ TEST_P(ModelTest, RandomOperationsMatchStdMap) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ModelTest, ::testing::Range(0, 12));
 
-}  // namespace
+}  // namespace model_test
 }  // namespace siftdb

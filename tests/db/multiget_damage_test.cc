@@ -28,7 +28,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace multiget_damage_test {
 
 constexpr int kKeys = 500;
 
@@ -203,5 +203,5 @@ TEST(MultiGetConcurrencyTest, ConcurrentMultiGetReadersBesideAWriter) {
   writer.join();
 }
 
-}  // namespace
+}  // namespace multiget_damage_test
 }  // namespace siftdb

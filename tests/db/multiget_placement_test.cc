@@ -26,7 +26,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace multiget_placement_test {
 
 constexpr int kKeySpace = 2000;  // keys [0, kKeySpace); batches ask past it
 
@@ -205,5 +205,5 @@ INSTANTIATE_TEST_SUITE_P(BlockCache, MultiGetPlacementTest,
                          testing::Values(size_t{8} << 20, size_t{2048},
                                          size_t{0}));
 
-}  // namespace
+}  // namespace multiget_placement_test
 }  // namespace siftdb

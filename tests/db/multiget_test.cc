@@ -21,7 +21,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace multiget_test {
 
 std::string Key(int k) { return absl::StrFormat("key%06d", k); }
 
@@ -173,5 +173,5 @@ TEST_F(MultiGetTest, OneBatchIsOnePointInTime) {
   writer.join();
 }
 
-}  // namespace
+}  // namespace multiget_test
 }  // namespace siftdb

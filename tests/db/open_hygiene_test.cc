@@ -25,7 +25,7 @@
 #include "util/mutex.h"
 
 namespace siftdb {
-namespace {
+namespace open_hygiene_test {
 
 // Records the directories created and synced, in order.
 class DirRecordingEnv final : public test::ForwardingEnv {
@@ -139,5 +139,5 @@ TEST(OpenHygieneTest, StrayFileWithAHugeNumberIsIgnored) {
   EXPECT_EQ("v2", v);
 }
 
-}  // namespace
+}  // namespace open_hygiene_test
 }  // namespace siftdb

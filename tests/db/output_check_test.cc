@@ -21,7 +21,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace output_check_test {
 
 std::string Key(int k) { return absl::StrFormat("key%06d", k); }
 std::string Value(int k) { return absl::StrFormat("value-%06d-payload", k); }
@@ -148,5 +148,5 @@ TEST_P(OutputCheckTest, DamagedCompactionOutputIsNeverInstalled) {
 INSTANTIATE_TEST_SUITE_P(ParanoidFileChecks, OutputCheckTest,
                          ::testing::Bool());
 
-}  // namespace
+}  // namespace output_check_test
 }  // namespace siftdb

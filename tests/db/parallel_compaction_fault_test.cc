@@ -30,7 +30,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace parallel_compaction_fault_test {
 
 using test::CompactionWatcher;
 using test::ExpectLevelsSorted;
@@ -284,5 +284,5 @@ TEST_F(ParallelCompactionTest, ReadersDuringSplitCompactions) {
   EXPECT_GT(SplitCompactions(db_.get()), 0u);
 }
 
-}  // namespace
+}  // namespace parallel_compaction_fault_test
 }  // namespace siftdb

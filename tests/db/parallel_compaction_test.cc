@@ -31,7 +31,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace parallel_compaction_test {
 
 using test::ExpectLevelsSorted;
 using test::ExpectMatches;
@@ -428,5 +428,5 @@ TEST_F(ParallelCompactionTest, OpenRejectsOutOfRangeSubcompactions) {
   }
 }
 
-}  // namespace
+}  // namespace parallel_compaction_test
 }  // namespace siftdb

@@ -21,7 +21,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace prefix_seek_test {
 
 using Model = std::map<std::string, std::string>;
 
@@ -322,5 +322,5 @@ TEST(PrefixSeekTest, AbsentPrefixesReadNoDataBlocks) {
   EXPECT_EQ(n, 21);
 }
 
-}  // namespace
+}  // namespace prefix_seek_test
 }  // namespace siftdb

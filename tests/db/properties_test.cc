@@ -22,7 +22,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace properties_test {
 
 namespace fs = std::filesystem;
 
@@ -180,5 +180,5 @@ TEST(PropertiesTest, BlockCacheCapacityAndUsage) {
   EXPECT_EQ(Prop(none->get(), "siftdb.block-cache-capacity"), "0");
 }
 
-}  // namespace
+}  // namespace properties_test
 }  // namespace siftdb

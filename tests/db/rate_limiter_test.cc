@@ -25,7 +25,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace rate_limiter_test {
 
 // Counts the bytes appended to files, by kind: "sst", "log", "MANIFEST".
 class CountingEnv final : public test::ForwardingEnv {
@@ -263,5 +263,5 @@ TEST(RateLimiterDBTest, BadLimitersAreRefusedAtOpen) {
   }
 }
 
-}  // namespace
+}  // namespace rate_limiter_test
 }  // namespace siftdb

@@ -31,7 +31,7 @@
 #include "util/mutex.h"
 
 namespace siftdb {
-namespace {
+namespace read_only_test {
 
 namespace fs = std::filesystem;
 
@@ -371,5 +371,5 @@ TEST(ReadOnlyTest, LoopBesideAWriterNeverMissesAWrittenKey) {
       opens, open_errors, read_errors, checked);
 }
 
-}  // namespace
+}  // namespace read_only_test
 }  // namespace siftdb

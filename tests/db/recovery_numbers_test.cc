@@ -24,7 +24,7 @@
 #include "wal/log_writer.h"
 
 namespace siftdb {
-namespace {
+namespace recovery_numbers_test {
 
 std::string Key(int k) { return absl::StrFormat("key%06d", k); }
 
@@ -152,5 +152,5 @@ TEST_P(SequenceOverflowTest, RecordPastTheLargestSequenceIsDamage) {
 
 INSTANTIATE_TEST_SUITE_P(Paranoid, SequenceOverflowTest, ::testing::Bool());
 
-}  // namespace
+}  // namespace recovery_numbers_test
 }  // namespace siftdb

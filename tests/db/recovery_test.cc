@@ -18,7 +18,7 @@
 #include "util/testing/fault_injection_env.h"
 
 namespace siftdb {
-namespace {
+namespace recovery_test {
 
 class RecoveryTest : public ::testing::Test {
  protected:
@@ -238,5 +238,5 @@ TEST_F(RecoveryTest, FlushErrorIsABackgroundErrorAndReopenRecovers) {
   }
 }
 
-}  // namespace
+}  // namespace recovery_test
 }  // namespace siftdb

@@ -30,7 +30,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace repair_obsolete_test {
 
 enum class Change { kOverwrite, kDelete };
 enum class Manifest { kIntact, kDestroyed };
@@ -179,5 +179,5 @@ TEST(RepairInputsTest, FlushAndCompactionRecordTheirInputs) {
   EXPECT_EQ(flushed, props.input_files);
 }
 
-}  // namespace
+}  // namespace repair_obsolete_test
 }  // namespace siftdb

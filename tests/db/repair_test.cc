@@ -15,7 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace repair_test {
 
 class RepairTest : public ::testing::Test {
  protected:
@@ -151,5 +151,5 @@ TEST_F(RepairTest, BadArguments) {
   EXPECT_TRUE(absl::IsNotFound(RepairDB(path_, options_)));
 }
 
-}  // namespace
+}  // namespace repair_test
 }  // namespace siftdb

@@ -35,7 +35,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace repair_uninstalled_flush_test {
 
 constexpr int kKeys = 100;
 
@@ -242,5 +242,5 @@ TEST(RepairUninstalledFlushTest, TableSetAsideNeverSupersedesALogInUse) {
   EXPECT_EQ(1u, flush.superseded_logs.count(8));
 }
 
-}  // namespace
+}  // namespace repair_uninstalled_flush_test
 }  // namespace siftdb

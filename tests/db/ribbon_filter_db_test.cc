@@ -21,7 +21,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace ribbon_filter_db_test {
 
 std::string Key(int k) { return absl::StrFormat("key%07d", k); }
 
@@ -128,5 +128,5 @@ TEST_F(RibbonFilterDbTest, RibbonTablesRejectAbsentKeys) {
   EXPECT_LT(maybe, 4000 / 20);  // ~1% expected; tables answered
 }
 
-}  // namespace
+}  // namespace ribbon_filter_db_test
 }  // namespace siftdb

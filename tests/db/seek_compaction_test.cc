@@ -15,7 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace seek_compaction_test {
 
 class SeekCompactionTest : public ::testing::Test {
  protected:
@@ -101,5 +101,5 @@ TEST_F(SeekCompactionTest, LookupsFoundInTheFirstTableChargeNothing) {
   EXPECT_EQ(FilesAtLevel(0), level0);
 }
 
-}  // namespace
+}  // namespace seek_compaction_test
 }  // namespace siftdb

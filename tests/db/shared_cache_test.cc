@@ -15,7 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace shared_cache_test {
 
 constexpr int kKeys = 3000;
 constexpr size_t kBlockSize = 4096;
@@ -97,5 +97,5 @@ TEST(SharedCacheTest, ZeroCapacityCachesNothing) {
   EXPECT_EQ(cache->Usage(), 0u);
 }
 
-}  // namespace
+}  // namespace shared_cache_test
 }  // namespace siftdb

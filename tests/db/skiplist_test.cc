@@ -13,7 +13,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace skiplist_test {
 
 using Key = uint64_t;
 
@@ -119,5 +119,5 @@ TEST(SkipListTest, ConcurrentReadersSeeConsistentList) {
   for (Key i = 0; i < kKeys; i++) ASSERT_TRUE(list.Contains(i * 2));
 }
 
-}  // namespace
+}  // namespace skiplist_test
 }  // namespace siftdb

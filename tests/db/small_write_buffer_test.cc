@@ -19,7 +19,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace small_write_buffer_test {
 
 TEST(SmallWriteBufferTest, FourKiBWriteBufferTakesWrites) {
   test::TempDir dir;
@@ -47,5 +47,5 @@ TEST(SmallWriteBufferTest, FourKiBWriteBufferTakesWrites) {
   ASSERT_TRUE((*db)->Close().ok());
 }
 
-}  // namespace
+}  // namespace small_write_buffer_test
 }  // namespace siftdb

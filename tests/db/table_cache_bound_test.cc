@@ -19,7 +19,7 @@
 #include "util/random.h"
 
 namespace siftdb::test {
-namespace {
+namespace table_cache_bound_test {
 
 uint64_t Counter(DB* db, const std::string& name) {
   std::string v;
@@ -119,5 +119,5 @@ TEST(TableCacheBoundTest, MoreTablesThanOpenFilesReadLikeTheModel) {
   EXPECT_LE(OpenOfCapacity(db->get()).first, 6);
 }
 
-}  // namespace
+}  // namespace table_cache_bound_test
 }  // namespace siftdb::test

@@ -21,7 +21,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace target_file_size_test {
 
 constexpr uint64_t kBase = 16 << 10;
 
@@ -154,5 +154,5 @@ TEST(TargetFileSizeTest, MaxFileSizeIsAnAliasOfTheBase) {
   EXPECT_TRUE(DB::Open(o, dir.Join("db")).ok());
 }
 
-}  // namespace
+}  // namespace target_file_size_test
 }  // namespace siftdb

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace version_edit_test {
 
 std::string Key(std::string_view user, SequenceNumber seq, ValueType t) {
   std::string k;
@@ -166,5 +166,5 @@ TEST(FileNameTest, Construction) {
   EXPECT_EQ("foo/1234567.sst", TableFileName("foo", 1234567));
 }
 
-}  // namespace
+}  // namespace version_edit_test
 }  // namespace siftdb

@@ -12,7 +12,7 @@
 #include "siftdb/options.h"
 
 namespace siftdb {
-namespace {
+namespace write_batch_test {
 
 // Renders a batch as applied to a MemTable: "Put(k, v)@seq" in key order.
 std::string PrintContents(const WriteBatch* b) {
@@ -148,5 +148,5 @@ TEST(WriteBatchTest, IterateVisitsInOrderWithBinaryData) {
   EXPECT_EQ("P:" + bin + "=;D:;P:z=" + bin + ";", r.seen);
 }
 
-}  // namespace
+}  // namespace write_batch_test
 }  // namespace siftdb

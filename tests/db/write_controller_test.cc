@@ -20,7 +20,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace write_controller_test {
 
 TEST(WriteControllerTest, PressureBetweenSoftAndHardLimits) {
   EXPECT_LT(PressureOf(9, 10, 20, "x").level, 0);
@@ -234,5 +234,5 @@ TEST(WriteControllerOptionsTest, SoftAboveHardIsRefused) {
   EXPECT_TRUE(DB::Open(o, dir.path()).ok());
 }
 
-}  // namespace
+}  // namespace write_controller_test
 }  // namespace siftdb::test

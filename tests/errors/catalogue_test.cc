@@ -16,7 +16,7 @@
 #include "tests/support/paths.h"
 
 namespace siftdb::test {
-namespace {
+namespace catalogue_test {
 
 TEST(ErrorsCatalogue, DocRowsAndTestsAgree) {
   const std::string doc = SourceDir() + "/docs/errors.md";
@@ -52,5 +52,5 @@ TEST(ErrorsCatalogue, DocRowsAndTestsAgree) {
   EXPECT_GE(rows.size(), SIFTDB_WITH_REDIS ? 50u : 40u);
 }
 
-}  // namespace
+}  // namespace catalogue_test
 }  // namespace siftdb::test

@@ -23,7 +23,7 @@
 #include "wal/log_writer.h"
 
 namespace siftdb::test {
-namespace {
+namespace damage_errors_test {
 
 constexpr int kEntries = 200;
 
@@ -333,5 +333,5 @@ TEST_F(ErrorsDamage, LogTruncated) {
       (*db)->Get(ReadOptions(), CatalogueKey(kEntries - 2), &value).ok());
 }
 
-}  // namespace
+}  // namespace damage_errors_test
 }  // namespace siftdb::test

@@ -15,7 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace input_errors_test {
 
 constexpr int kEntries = 20;
 
@@ -102,5 +102,5 @@ TEST_F(ErrorsInput, ComparatorMismatch) {
   ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
 }
 
-}  // namespace
+}  // namespace input_errors_test
 }  // namespace siftdb::test

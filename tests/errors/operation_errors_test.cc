@@ -16,7 +16,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace operation_errors_test {
 
 constexpr int kEntries = 100;
 
@@ -94,5 +94,5 @@ TEST_F(ErrorsOperation, CheckpointParentMissing) {
   ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path_, kEntries));
 }
 
-}  // namespace
+}  // namespace operation_errors_test
 }  // namespace siftdb::test

@@ -20,7 +20,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace options_errors_test {
 
 constexpr int kEntries = 50;
 
@@ -323,5 +323,5 @@ TEST(ErrorsOptions, ZeroBlockCacheAndZeroFilterBitsAreAccepted) {
   });
 }
 
-}  // namespace
+}  // namespace options_errors_test
 }  // namespace siftdb::test

@@ -16,7 +16,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace path_errors_test {
 
 constexpr int kEntries = 30;
 
@@ -175,5 +175,5 @@ TEST(ErrorsPaths, RepairWhileOpen) {
   ASSERT_NO_FATAL_FAILURE(ExpectDbHolds(path, kEntries));
 }
 
-}  // namespace
+}  // namespace path_errors_test
 }  // namespace siftdb::test

@@ -22,7 +22,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace redis_errors_test {
 
 constexpr int kEntries = 20;
 
@@ -308,5 +308,5 @@ TEST_F(ErrorsRedis, ReaderBadName) {
                        {"bad{name}"}));
 }
 
-}  // namespace
+}  // namespace redis_errors_test
 }  // namespace siftdb::test

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace bloom_math_test {
 
 TEST(BloomMathTest, ClassicFormulas) {
   // -ln(0.01) / ln(2)^2 = 9.5850...
@@ -113,5 +113,5 @@ TEST(BloomMathTest, OutOfRangeInputsDoNotCrash) {
   EXPECT_EQ(ClassicSizeForRate(10, 1).k, 1);
 }
 
-}  // namespace
+}  // namespace bloom_math_test
 }  // namespace siftdb

@@ -20,7 +20,7 @@
 #include "tests/filter/filter_test_keys.h"
 
 namespace siftdb {
-namespace {
+namespace concurrent_bloom_test {
 
 using test::BigEndianKey;
 using test::RandomKey;
@@ -261,5 +261,5 @@ TEST(ConcurrentBloomTest, ReadersSeePublishedKeys) {
   }
 }
 
-}  // namespace
+}  // namespace concurrent_bloom_test
 }  // namespace siftdb

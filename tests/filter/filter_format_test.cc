@@ -26,7 +26,7 @@
 #include "tests/filter/filter_test_keys.h"
 
 namespace siftdb {
-namespace {
+namespace filter_format_test {
 
 using test::BigEndianKey;
 using test::RandomKey;
@@ -464,5 +464,5 @@ INSTANTIATE_TEST_SUITE_P(Modes, DamagedFilterTest, ::testing::Bool(),
                            return info.param ? "Blocked" : "Classic";
                          });
 
-}  // namespace
+}  // namespace filter_format_test
 }  // namespace siftdb

@@ -19,7 +19,7 @@
 #include "tests/filter/filter_test_keys.h"
 
 namespace siftdb {
-namespace {
+namespace filter_policy_test {
 
 using test::BigEndianKey;
 using test::RandomKey;
@@ -375,5 +375,5 @@ TEST(FilterReaderTest, ForwardsUnknownPolicies) {
   EXPECT_TRUE(null_policy.KeyMayMatch("abc"));
 }
 
-}  // namespace
+}  // namespace filter_policy_test
 }  // namespace siftdb

@@ -24,7 +24,7 @@
 #include "tests/filter/filter_test_keys.h"
 
 namespace siftdb {
-namespace {
+namespace ribbon_format_test {
 
 struct RibbonVector {
   const char* key;
@@ -246,5 +246,5 @@ TEST(RibbonFormatTest, OtherDecodersAnswerMayMatch) {
   }
 }
 
-}  // namespace
+}  // namespace ribbon_format_test
 }  // namespace siftdb

@@ -26,7 +26,7 @@
 #include "tests/filter/filter_test_keys.h"
 
 namespace siftdb {
-namespace {
+namespace ribbon_test {
 
 using test::BigEndianKey;
 using test::SplitMix64;
@@ -191,5 +191,5 @@ TEST(RibbonTest, FromName) {
   }
 }
 
-}  // namespace
+}  // namespace ribbon_test
 }  // namespace siftdb

@@ -21,7 +21,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb {
-namespace {
+namespace filter_redis_test {
 
 struct RedisContextDeleter {
   void operator()(redisContext* c) const { redisFree(c); }
@@ -107,5 +107,5 @@ TEST(FilterRedisTest, GetBitMatchesFilterBits) {
   }
 }
 
-}  // namespace
+}  // namespace filter_redis_test
 }  // namespace siftdb

@@ -22,7 +22,7 @@
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace format_test {
 
 TEST(MirrorFormatTest, Crc16AndKeySlot) {
   EXPECT_EQ(RedisCrc16("123456789"), 0x31c3);  // XMODEM check value
@@ -484,5 +484,5 @@ TEST(MirrorLiveFilterTest, DeltasReproduceTheBytes) {
   EXPECT_GT(f.num_subfilters(), 2);
 }
 
-}  // namespace
+}  // namespace format_test
 }  // namespace siftdb::test

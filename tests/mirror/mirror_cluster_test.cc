@@ -17,7 +17,7 @@
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_cluster_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -296,5 +296,5 @@ TEST(MirrorReplicaTest, ReaderOnReplicaWithWait) {
   EXPECT_TRUE(MirrorTrusted(db->get())) << MirrorState(db->get());
 }
 
-}  // namespace
+}  // namespace mirror_cluster_test
 }  // namespace siftdb::test

@@ -22,7 +22,7 @@
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_db_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -512,5 +512,5 @@ TEST_F(MirrorDbTest, TablesOfEveryFilterKindAnswerAsLocally) {
   }
 }
 
-}  // namespace
+}  // namespace mirror_db_test
 }  // namespace siftdb::test

@@ -15,7 +15,7 @@
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_failure_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -345,5 +345,5 @@ TEST_F(MirrorFailureTest, GarbageInMirrorValues) {
   EXPECT_NE(s.message().find("sst:99"), absl::string_view::npos) << s;
 }
 
-}  // namespace
+}  // namespace mirror_failure_test
 }  // namespace siftdb::test

@@ -26,7 +26,7 @@
 #include "tests/support/tcp_proxy.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_fault_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -469,5 +469,5 @@ INSTANTIATE_TEST_SUITE_P(Modes, MirrorFaultTest,
                            return info.param == Mode::kSync ? "Sync" : "Async";
                          });
 
-}  // namespace
+}  // namespace mirror_fault_test
 }  // namespace siftdb::test

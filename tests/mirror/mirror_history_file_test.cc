@@ -17,7 +17,7 @@
 #include "util/crc32c.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_history_file_test {
 
 MirrorHistory Sample() {
   MirrorHistory h;
@@ -143,5 +143,5 @@ TEST(MirrorHistoryFileTest, FileIsWrittenReadAndOwnedByTheDb) {
   EXPECT_FALSE(env->FileExists(dir.path()));
 }
 
-}  // namespace
+}  // namespace mirror_history_file_test
 }  // namespace siftdb::test

@@ -23,7 +23,7 @@
 #include "tests/support/tcp_proxy.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_history_test {
 
 // A master, its replica, and the engine's path to the master through a TCP
 // proxy (re-pointed at the replica for a failover).
@@ -225,5 +225,5 @@ TEST(MirrorHistoryTest, OnlyAnUnknownOrMovedHistoryHolds) {
   }
 }
 
-}  // namespace
+}  // namespace mirror_history_test
 }  // namespace siftdb::test

@@ -21,7 +21,7 @@
 #include "tests/mirror/mirror_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_prefix_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -380,5 +380,5 @@ TEST_F(MirrorPrefixTest, PrefixOnlyTablesAndOlderReaders) {
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
 }
 
-}  // namespace
+}  // namespace mirror_prefix_test
 }  // namespace siftdb::test

@@ -22,7 +22,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_sentinel_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -154,5 +154,5 @@ INSTANTIATE_TEST_SUITE_P(Modes, MirrorSentinelTest,
                            return info.param == Mode::kSync ? "Sync" : "Async";
                          });
 
-}  // namespace
+}  // namespace mirror_sentinel_test
 }  // namespace siftdb::test

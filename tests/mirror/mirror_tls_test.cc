@@ -24,7 +24,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace mirror_tls_test {
 
 // sift_probe with `args`; its exit status, and stdout then stderr.
 int RunSiftProbe(const TempDir& io, const std::string& args,
@@ -106,5 +106,5 @@ TEST(MirrorTlsTest, EngineAndReaderOverTls) {
       << ws;
 }
 
-}  // namespace
+}  // namespace mirror_tls_test
 }  // namespace siftdb::test

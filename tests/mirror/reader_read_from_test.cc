@@ -20,7 +20,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace reader_read_from_test {
 
 using Mode = RemoteFilterOptions::Mode;
 
@@ -157,5 +157,5 @@ TEST_F(ReaderReadFromTest, BadReadFromIsInvalidArgument) {
       << reader.status();
 }
 
-}  // namespace
+}  // namespace reader_read_from_test
 }  // namespace siftdb::test

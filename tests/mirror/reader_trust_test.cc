@@ -20,7 +20,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb::test {
-namespace {
+namespace reader_trust_test {
 
 constexpr char kWriter[] = "1764000000000-00000000000000aa";
 
@@ -210,5 +210,5 @@ TEST_F(ReaderTrustTest, HostileManifestStaysBounded) {
   EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
 }
 
-}  // namespace
+}  // namespace reader_trust_test
 }  // namespace siftdb::test

@@ -18,7 +18,7 @@
 #include "siftdb/filter_policy.h"
 
 namespace siftdb {
-namespace {
+namespace remote_filter_cache_kinds_test {
 
 std::string Key(int k) { return absl::StrFormat("key%07d", k); }
 
@@ -95,5 +95,5 @@ TEST(RemoteFilterCacheKindsTest, UndecodableRibbonIsMaybe) {
   EXPECT_TRUE(foreign.MayMatch(FilterKeyHash(Key(1))));
 }
 
-}  // namespace
+}  // namespace remote_filter_cache_kinds_test
 }  // namespace siftdb

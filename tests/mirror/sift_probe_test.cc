@@ -18,7 +18,7 @@
 #include "tests/support/paths.h"
 
 namespace siftdb::test {
-namespace {
+namespace sift_probe_test {
 
 std::string SiftProbeBinary() {
   const std::string bin = BinaryDir() + "/tools/sift_probe";
@@ -158,5 +158,5 @@ TEST(SiftProbeTest, AnswersPrefixes) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
-}  // namespace
+}  // namespace sift_probe_test
 }  // namespace siftdb::test

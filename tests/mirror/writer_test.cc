@@ -15,7 +15,7 @@
 #include "util/crc32c.h"
 
 namespace siftdb::test {
-namespace {
+namespace writer_test {
 
 class MirrorWriterTest : public ::testing::Test {
  protected:
@@ -323,5 +323,5 @@ TEST_F(MirrorWriterTest, RetiredFiltersAreDeletedAfterTheGracePeriod) {
   EXPECT_EQ(w.next_deletion_ms(), INT64_MAX);
 }
 
-}  // namespace
+}  // namespace writer_test
 }  // namespace siftdb::test

@@ -37,7 +37,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::compat {
-namespace {
+namespace mirror_compat_test {
 
 std::string FixtureDir(const std::string& variant) {
   return test::SourceDir() + "/tests/testdata/compat/v1/" + variant;
@@ -377,5 +377,5 @@ TEST_P(MirrorCompatTest, V1ReaderReadsLiveMirrorSafely) {
 INSTANTIATE_TEST_SUITE_P(V1, MirrorCompatTest,
                          ::testing::Values("blocked", "classic"));
 
-}  // namespace
+}  // namespace mirror_compat_test
 }  // namespace siftdb::compat

@@ -18,7 +18,7 @@
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace behaviour_test {
 
 using ::testing::HasSubstr;
 
@@ -421,5 +421,5 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
   EXPECT_GE(info->items, total - 1000);
 }
 
-}  // namespace
+}  // namespace behaviour_test
 }  // namespace siftdb::test

@@ -19,7 +19,7 @@
 #include "tools/sift_bf/redis_cli_text.h"
 
 namespace siftdb {
-namespace {
+namespace cli_text_test {
 
 std::vector<std::string> Split(std::string_view line) {
   absl::StatusOr<std::vector<std::string>> r = SplitRedisCliArgs(line);
@@ -136,5 +136,5 @@ TEST_F(SiftBfTool, BatchModeAnswersEachLineInOrder) {
   EXPECT_NE(std::system(bad.c_str()), 0);
 }
 
-}  // namespace
+}  // namespace cli_text_test
 }  // namespace siftdb

@@ -13,7 +13,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace client_test {
 
 using ::testing::HasSubstr;
 
@@ -124,5 +124,5 @@ TEST_F(RedisClientTest, ClientPipelineAndCommandTimeout) {
   EXPECT_EQ((*slow)->Command({"PING"})->str(), "PONG");
 }
 
-}  // namespace
+}  // namespace client_test
 }  // namespace siftdb::test

@@ -17,7 +17,7 @@
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace counting_test {
 
 class CountingBloomTest : public RedisTest {
  protected:
@@ -132,5 +132,5 @@ TEST_F(CountingBloomTest, CommandsThroughInterpreter) {
   EXPECT_EQ(cmd.Execute({"CBF.DROP", "k"}), RedisReply::Integer(1));
 }
 
-}  // namespace
+}  // namespace counting_test
 }  // namespace siftdb::test

@@ -10,7 +10,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb::test {
-namespace {
+namespace fixture_test {
 
 TEST(RedisServerFixture, RestartKeepsOrDropsDataAndKillStops) {
   SIFTDB_REQUIRE_REDIS();
@@ -71,5 +71,5 @@ TEST(RedisClusterFixture, ThreeMastersCoverAllSlots) {
   EXPECT_EQ(moved, 2);
 }
 
-}  // namespace
+}  // namespace fixture_test
 }  // namespace siftdb::test

@@ -18,7 +18,7 @@
 #include "tests/support/json_reader.h"
 
 namespace siftdb::redis_bloom {
-namespace {
+namespace layout_test {
 
 using test::JsonValue;
 using test::LoadVector;
@@ -311,5 +311,5 @@ TEST(JsonReader, ParsesValuesAndEscapes) {
   EXPECT_FALSE(test::ParseJson("1 2").ok());
 }
 
-}  // namespace
+}  // namespace layout_test
 }  // namespace siftdb::redis_bloom

@@ -22,7 +22,7 @@
 #include "tests/support/tcp_proxy.h"
 
 namespace siftdb::test {
-namespace {
+namespace lean_add_test {
 
 class LeanAddTest : public RedisTest {
  protected:
@@ -313,5 +313,5 @@ TEST_F(LeanAddTest, CutConnectionsNeverLoseItems) {
   }
 }
 
-}  // namespace
+}  // namespace lean_add_test
 }  // namespace siftdb::test

@@ -20,7 +20,7 @@
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace probe_modes_test {
 
 class ProbeModesTest : public RedisTest {
  protected:
@@ -172,5 +172,5 @@ TEST_F(ProbeModesTest, MissingBitmapReadsAsZeroInEveryMode) {
   }
 }
 
-}  // namespace
+}  // namespace probe_modes_test
 }  // namespace siftdb::test

@@ -23,7 +23,7 @@
 #include "tests/support/tcp_proxy.h"
 
 namespace siftdb {
-namespace {
+namespace read_from_test {
 
 using test::RedisServer;
 using test::RedisServerOptions;
@@ -125,5 +125,5 @@ TEST(RedisBloomReadFromTest, ALaggingReplicaNeverHidesAnAcknowledgedAdd) {
   EXPECT_EQ(Missing(reader, later), 0);
 }
 
-}  // namespace
+}  // namespace read_from_test
 }  // namespace siftdb

@@ -21,7 +21,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb {
-namespace {
+namespace sentinel_failover_test {
 
 std::vector<std::string> Items(const std::string& prefix, int n) {
   std::vector<std::string> out;
@@ -131,5 +131,5 @@ TEST(RedisBloomSentinelTest, AcknowledgedAddsSurviveAKilledMaster) {
   AddThroughFailover(/*kill=*/true);
 }
 
-}  // namespace
+}  // namespace sentinel_failover_test
 }  // namespace siftdb

@@ -16,7 +16,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
-namespace {
+namespace tls_test {
 
 TEST(RedisBloomTlsTest, AddAndExistsOverTls) {
   SIFTDB_REQUIRE_REDIS_TLS();
@@ -59,5 +59,5 @@ TEST(RedisBloomTlsTest, AddAndExistsOverTls) {
   EXPECT_TRUE(absl::IsUnauthenticated(s)) << s;
 }
 
-}  // namespace
+}  // namespace tls_test
 }  // namespace siftdb::test

@@ -17,7 +17,7 @@
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace vectors_test {
 
 std::string Flags(const RedisReply& reply) {
   std::string out;
@@ -172,5 +172,5 @@ INSTANTIATE_TEST_SUITE_P(
       return absl::StrCat(p.param, "_", name);
     });
 
-}  // namespace
+}  // namespace vectors_test
 }  // namespace siftdb::test

@@ -17,7 +17,7 @@
 #include "tests/support/tcp_proxy.h"
 
 namespace siftdb {
-namespace {
+namespace wait_test {
 
 using test::RedisServer;
 
@@ -121,5 +121,5 @@ TEST(RedisBloomWaitTest, AReconnectBetweenAddAndWaitRedoesTheAdd) {
   }
 }
 
-}  // namespace
+}  // namespace wait_test
 }  // namespace siftdb

@@ -13,7 +13,7 @@
 #include "redis/client/redis_url.h"
 
 namespace siftdb {
-namespace {
+namespace read_from_url_test {
 
 TEST(ReadFromUrlTest, EveryNetworkedSchemeTakesIt) {
   const char* texts[] = {
@@ -91,5 +91,5 @@ TEST(ReadFromUrlTest, ParseRedisReadFrom) {
       << "the value is not quoted (it could be a misplaced password)";
 }
 
-}  // namespace
+}  // namespace read_from_url_test
 }  // namespace siftdb

@@ -24,7 +24,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb {
-namespace {
+namespace replica_read_test {
 
 using test::RedisServer;
 
@@ -238,5 +238,5 @@ TEST(ReplicaReadSentinelTest, ReadsGoToAReplicaTheSentinelsList) {
   EXPECT_NE(listed[0], used->endpoint());
 }
 
-}  // namespace
+}  // namespace replica_read_test
 }  // namespace siftdb

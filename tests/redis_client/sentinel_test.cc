@@ -24,7 +24,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb {
-namespace {
+namespace sentinel_test {
 
 using test::RedisSentinelGroup;
 using test::RedisSentinelGroupOptions;
@@ -305,5 +305,5 @@ TEST_F(SentinelTest, ConnectRedisFollowsFailover) {
   EXPECT_EQ((*conn)->Describe("k"), *now);
 }
 
-}  // namespace
+}  // namespace sentinel_test
 }  // namespace siftdb

@@ -24,7 +24,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace tls_test {
 
 class TlsTest : public ::testing::Test {
  protected:
@@ -275,5 +275,5 @@ TEST_F(TlsTest, SentinelOverTls) {
   EXPECT_FALSE(plain.ok());
 }
 
-}  // namespace
+}  // namespace tls_test
 }  // namespace siftdb

@@ -16,7 +16,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb {
-namespace {
+namespace url_auth_test {
 
 class UrlAuthTest : public ::testing::Test {
  protected:
@@ -119,5 +119,5 @@ TEST_F(UrlAuthTest, UnixSocketUrl) {
   EXPECT_EQ((*c)->Command({"EXISTS", "u"})->integer(), 1);
 }
 
-}  // namespace
+}  // namespace url_auth_test
 }  // namespace siftdb

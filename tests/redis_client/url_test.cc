@@ -13,7 +13,7 @@
 #include "redis/client/redis_url.h"
 
 namespace siftdb {
-namespace {
+namespace url_test {
 
 RedisUrl MustParse(const std::string& text) {
   absl::StatusOr<RedisUrl> url = ParseRedisUrl(text);
@@ -271,5 +271,5 @@ TEST(RedisUrlTest, TlsOptionsReachTheClient) {
   EXPECT_FALSE(ParseRedisUrl("redis://h:1?verify=no").ok());
 }
 
-}  // namespace
+}  // namespace url_test
 }  // namespace siftdb

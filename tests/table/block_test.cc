@@ -15,7 +15,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace block_test {
 
 using test::TestRandom;
 
@@ -285,5 +285,5 @@ TEST(BlockTest, CorruptEntryReportsDataLoss) {
       << it->status();
 }
 
-}  // namespace
+}  // namespace block_test
 }  // namespace siftdb

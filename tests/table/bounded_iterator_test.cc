@@ -23,7 +23,7 @@
 #include "util/statistics.h"
 
 namespace siftdb {
-namespace {
+namespace bounded_iterator_test {
 
 using test::IKey;
 using test::KVList;
@@ -171,5 +171,5 @@ TEST_P(BoundedTableIteratorTest, EveryOperationSeesTheSameKeptSet) {
 INSTANTIATE_TEST_SUITE_P(Seeds, BoundedTableIteratorTest,
                          ::testing::Range(0, 8));
 
-}  // namespace
+}  // namespace bounded_iterator_test
 }  // namespace siftdb

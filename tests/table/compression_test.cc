@@ -20,7 +20,7 @@
 #include "util/coding.h"
 
 namespace siftdb {
-namespace {
+namespace compression_test {
 
 using test::CheckScan;
 using test::KVList;
@@ -273,5 +273,5 @@ TEST(CompressionTest, TablesOfEveryTypeOverBlockSizes) {
   }
 }
 
-}  // namespace
+}  // namespace compression_test
 }  // namespace siftdb

@@ -16,7 +16,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace corruption_test {
 
 using test::BuildTable;
 using test::IKey;
@@ -247,5 +247,5 @@ TEST(CorruptionTest, ChecksumMismatchNamesFileAndOffset) {
   EXPECT_EQ(it2->status().code(), absl::StatusCode::kDataLoss);
 }
 
-}  // namespace
+}  // namespace corruption_test
 }  // namespace siftdb

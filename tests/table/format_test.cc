@@ -21,7 +21,7 @@
 #include "util/coding.h"
 
 namespace siftdb {
-namespace {
+namespace format_test {
 
 using test::StringSource;
 
@@ -303,5 +303,5 @@ TEST(FormatTest, ComparatorSurvivesKeysShorterThanTheirTrailer) {
   EXPECT_LT(icmp.Compare("ab", "ac"), 0);
 }
 
-}  // namespace
+}  // namespace format_test
 }  // namespace siftdb

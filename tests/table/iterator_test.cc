@@ -18,7 +18,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace iterator_test {
 
 using test::KVList;
 using test::TestRandom;
@@ -285,5 +285,5 @@ TEST(IteratorWrapperTest, CachesKeyAndValidity) {
   EXPECT_FALSE(w.Valid());
 }
 
-}  // namespace
+}  // namespace iterator_test
 }  // namespace siftdb

@@ -18,7 +18,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace prefix_filter_test {
 
 using test::BuildTable;
 using test::IKey;
@@ -190,5 +190,5 @@ TEST(PrefixFilterTableTest, NoFalseNegativesSweep) {
   }
 }
 
-}  // namespace
+}  // namespace prefix_filter_test
 }  // namespace siftdb

@@ -29,7 +29,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace probing_merge_test {
 
 using test::Icmp;
 using test::IKey;
@@ -329,5 +329,5 @@ TEST(ProbingMergeTest, ExhaustiveSeeksThenWalks) {
   }
 }
 
-}  // namespace
+}  // namespace probing_merge_test
 }  // namespace siftdb

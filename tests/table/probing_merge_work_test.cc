@@ -27,7 +27,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace probing_merge_work_test {
 
 using test::Icmp;
 using test::IKey;
@@ -429,5 +429,5 @@ TEST(ProbingMergeTest, NoOrOneChild) {
   EXPECT_EQ(single->value(), "v");
 }
 
-}  // namespace
+}  // namespace probing_merge_work_test
 }  // namespace siftdb

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace readahead_file_test {
 
 // A file in memory that counts reads and copies into scratch, like pread.
 class StringFile final : public RandomAccessFile {
@@ -125,5 +125,5 @@ TEST(ReadaheadFileTest, MatchesFileForAnyReadSequence) {
   }
 }
 
-}  // namespace
+}  // namespace readahead_file_test
 }  // namespace siftdb

@@ -25,7 +25,7 @@
 #include "tests/table/table_test_util.h"
 
 namespace siftdb {
-namespace {
+namespace sst_dump_test {
 
 using test::IKey;
 using test::KVList;
@@ -300,5 +300,5 @@ TEST_F(SstDumpTest, UsageErrors) {
   EXPECT_NE(r.out.find("--show_filter"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace sst_dump_test
 }  // namespace siftdb

@@ -18,7 +18,7 @@
 #include "util/statistics.h"
 
 namespace siftdb {
-namespace {
+namespace table_read_test {
 
 using test::BuildTable;
 using test::CheckScan;
@@ -302,5 +302,5 @@ TEST(TableConcurrencyTest, ManyThreadsReadOneTable) {
   EXPECT_GT(stats.Get(Ticker::kBlockCacheHits), 0u);
 }
 
-}  // namespace
+}  // namespace table_read_test
 }  // namespace siftdb

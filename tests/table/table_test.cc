@@ -19,7 +19,7 @@
 #include "util/statistics.h"
 
 namespace siftdb {
-namespace {
+namespace table_test {
 
 using test::BuildTable;
 using test::CheckScan;
@@ -284,5 +284,5 @@ TEST(TableTest, ApproximateOffsets) {
   EXPECT_EQ(t.ApproximateOffsetOf(IKey("zzz", 1)), t.data_end());
 }
 
-}  // namespace
+}  // namespace table_test
 }  // namespace siftdb

@@ -16,7 +16,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace damage_exit_test {
 
 using ::testing::HasSubstr;
 
@@ -61,5 +61,5 @@ TEST(ToolsOnDamageTest, ReadCommandsExitNonZeroNamingFileAndOffset) {
   }
 }
 
-}  // namespace
+}  // namespace damage_exit_test
 }  // namespace siftdb::test

@@ -21,7 +21,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace db_bench_compat_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -460,5 +460,5 @@ TEST_F(DbBenchCompatTest, BatchesAndSyncWrite) {
   EXPECT_THAT(LineOf(r.out, "readrandom"), HasSubstr("(0 of 1000 found)"));
 }
 
-}  // namespace
+}  // namespace db_bench_compat_test
 }  // namespace siftdb::test

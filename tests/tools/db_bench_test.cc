@@ -16,7 +16,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace db_bench_test {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -315,5 +315,5 @@ TEST_F(DbBenchTest, BadFlagsFail) {
   EXPECT_THAT(r.err, HasSubstr("unknown benchmark 'nosuchbench'"));
 }
 
-}  // namespace
+}  // namespace db_bench_test
 }  // namespace siftdb::test

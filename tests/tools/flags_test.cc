@@ -19,7 +19,7 @@ ABSL_FLAG(int32_t, ft_count, 7, "a number flag");
 ABSL_FLAG(bool, ft_verbose, false, "a bool flag");
 
 namespace siftdb::tools {
-namespace {
+namespace flags_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -130,5 +130,5 @@ TEST_F(FlagsTest, PositionalAfterDoubleDashRefusedWhenNoneTaken) {
   EXPECT_TRUE(Parse({"--"}, &code).has_value());
 }
 
-}  // namespace
+}  // namespace flags_test
 }  // namespace siftdb::tools

@@ -17,7 +17,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace ldb_forms_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -174,5 +174,5 @@ TEST_F(LdbFormsTest, ApproxSizeCountsFlushedRanges) {
   EXPECT_EQ(n, 0u);
 }
 
-}  // namespace
+}  // namespace ldb_forms_test
 }  // namespace siftdb::test

@@ -18,7 +18,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace ldb_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -309,5 +309,5 @@ TEST_F(LdbTest, RepairRebuildsALostManifest) {
   EXPECT_THAT(Lines(r.out), ElementsAre("a ==> v-a", "b ==> v-b", "c ==> v-c"));
 }
 
-}  // namespace
+}  // namespace ldb_test
 }  // namespace siftdb::test

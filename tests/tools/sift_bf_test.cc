@@ -21,7 +21,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace sift_bf_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -216,5 +216,5 @@ TEST(SiftBfTlsTest, TlsFlagsAndUrl) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-}  // namespace
+}  // namespace sift_bf_test
 }  // namespace siftdb::test

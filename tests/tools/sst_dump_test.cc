@@ -21,7 +21,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace sst_dump_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -145,5 +145,5 @@ TEST_F(SstDumpTest, VerifyIdentifyRawRecompressAndProperties) {
   EXPECT_THAT(r.err, HasSubstr("unknown --command=frob"));
 }
 
-}  // namespace
+}  // namespace sst_dump_test
 }  // namespace siftdb::test

@@ -15,7 +15,7 @@
 #include "tests/tools/tool_runner.h"
 
 namespace siftdb::test {
-namespace {
+namespace stress_tools_test {
 
 using ::testing::HasSubstr;
 
@@ -66,5 +66,5 @@ TEST(StressToolsTest, DbCrashtestForms) {
   EXPECT_THAT(r.out, HasSubstr("1 cycles passed"));
 }
 
-}  // namespace
+}  // namespace stress_tools_test
 }  // namespace siftdb::test

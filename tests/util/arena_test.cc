@@ -12,7 +12,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace arena_test {
 
 TEST(ArenaTest, EmptyUsesNoMemory) {
   Arena arena;
@@ -92,5 +92,5 @@ TEST(ArenaTest, RandomAllocationsDoNotOverlap) {
   }
 }
 
-}  // namespace
+}  // namespace arena_test
 }  // namespace siftdb

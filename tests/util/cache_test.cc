@@ -14,7 +14,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace cache_test {
 
 // Values are integers smuggled in the pointer; the deleter records every
 // (key, value) it is called with.
@@ -402,5 +402,5 @@ TEST_F(CacheTest, ConcurrentUseFromFourThreads) {
   for (int v = 0; v < inserted; v++) ASSERT_EQ(1, seen[v]);
 }
 
-}  // namespace
+}  // namespace cache_test
 }  // namespace siftdb

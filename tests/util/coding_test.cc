@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace coding_test {
 
 TEST(CodingTest, Fixed32) {
   std::string s;
@@ -230,5 +230,5 @@ TEST(CodingTest, LengthPrefixedSliceLongerThanInputIsRejected) {
   }
 }
 
-}  // namespace
+}  // namespace coding_test
 }  // namespace siftdb

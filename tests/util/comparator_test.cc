@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace comparator_test {
 
 const Comparator* Cmp() { return BytewiseComparator(); }
 
@@ -80,5 +80,5 @@ TEST(BytewiseComparatorTest, ShortSuccessor) {
   }
 }
 
-}  // namespace
+}  // namespace comparator_test
 }  // namespace siftdb

@@ -13,7 +13,7 @@
 #include "util/crc32c_internal.h"
 
 namespace siftdb::crc32c {
-namespace {
+namespace crc32c_test {
 
 // Test vectors from RFC 3720, section B.4.
 TEST(Crc32cTest, Rfc3720Vectors) {
@@ -136,5 +136,5 @@ TEST(Crc32cTest, ReportsHardwareConsistently) {
   EXPECT_EQ(IsHardwareAccelerated(), IsHardwareAccelerated());
 }
 
-}  // namespace
+}  // namespace crc32c_test
 }  // namespace siftdb::crc32c

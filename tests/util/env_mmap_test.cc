@@ -21,7 +21,7 @@
 #include "util/random.h"
 
 namespace siftdb {
-namespace {
+namespace env_mmap_test {
 
 // The limit util/env_posix.cc documents (LevelDB's default as well).
 constexpr int kMaxMappedFiles = 1000;
@@ -334,5 +334,5 @@ TEST_F(EnvMmapTest, EmptyFilesDoNotUseMappingSlots) {
   EXPECT_EQ(Read(*files.back(), 0, 10), "data");
 }
 
-}  // namespace
+}  // namespace env_mmap_test
 }  // namespace siftdb

@@ -18,7 +18,7 @@
 #include "util/posix_error.h"
 
 namespace siftdb {
-namespace {
+namespace env_posix_test {
 
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
@@ -352,5 +352,5 @@ TEST_F(EnvPosixTest, NowMicrosAdvances) {
   EXPECT_GE(b, a + 1000);
 }
 
-}  // namespace
+}  // namespace env_posix_test
 }  // namespace siftdb

@@ -12,7 +12,7 @@
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
-namespace {
+namespace fault_injection_env_test {
 
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
@@ -379,5 +379,5 @@ TEST_F(FaultInjectionEnvTest, ConcurrentWritersAndPowerLoss) {
   }
 }
 
-}  // namespace
+}  // namespace fault_injection_env_test
 }  // namespace siftdb

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace histogram_test {
 
 using ::testing::HasSubstr;
 
@@ -116,5 +116,5 @@ TEST(HistogramTest, ClearResets) {
   EXPECT_EQ(0, h.Max());
 }
 
-}  // namespace
+}  // namespace histogram_test
 }  // namespace siftdb

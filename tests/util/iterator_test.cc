@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace iterator_test {
 
 TEST(IteratorTest, EmptyIteratorIsNeverValid) {
   auto it = NewEmptyIterator();
@@ -43,5 +43,5 @@ TEST(IteratorTest, CleanupsRunOnceInRegistrationOrder) {
   EXPECT_EQ((std::vector<int>{1, 2, 3}), order);
 }
 
-}  // namespace
+}  // namespace iterator_test
 }  // namespace siftdb

@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace mutex_test {
 
 TEST(MutexTest, AssertHeldPassesWhileTheCallerHoldsIt) {
   Mutex mu;
@@ -76,5 +76,5 @@ TEST(MutexTest, CondVarWaitHandsTheMutexOver) {
   signaller.join();
 }
 
-}  // namespace
+}  // namespace mutex_test
 }  // namespace siftdb

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 
 namespace siftdb {
-namespace {
+namespace random_test {
 
 TEST(RandomTest, SameSeedSameSequence) {
   Random a(42), b(42), c(43);
@@ -62,5 +62,5 @@ TEST(RandomTest, SkewedFavorsSmallNumbers) {
   EXPECT_EQ(0u, rnd.Skewed(0));
 }
 
-}  // namespace
+}  // namespace random_test
 }  // namespace siftdb

@@ -19,7 +19,7 @@
 #include "util/generic_rate_limiter.h"
 
 namespace siftdb {
-namespace {
+namespace rate_limiter_test {
 
 // Time moves only when the limiter sleeps (or the test advances it).
 class FakeClock final : public GenericRateLimiter::Clock {
@@ -147,5 +147,5 @@ TEST(RateLimiterTest, ConcurrentRequestsKeepTheRate) {
   EXPECT_GE(elapsed, floor * 0.99) << "total " << total;
 }
 
-}  // namespace
+}  // namespace rate_limiter_test
 }  // namespace siftdb

@@ -31,7 +31,7 @@
 #include "tests/support/redis_server.h"
 
 namespace siftdb::test {
-namespace {
+namespace tcp_proxy_test {
 
 struct ContextDeleter {
   void operator()(redisContext* c) const { redisFree(c); }
@@ -298,5 +298,5 @@ TEST_F(TcpProxyTest, DestructorIsPromptWithHeldBytes) {
   EXPECT_EQ(got, "");
 }
 
-}  // namespace
+}  // namespace tcp_proxy_test
 }  // namespace siftdb::test

@@ -11,7 +11,7 @@
 #include "tests/wal/log_test_util.h"
 
 namespace siftdb::log {
-namespace {
+namespace log_corruption_test {
 
 using test::BigString;
 using test::LogHarness;
@@ -325,5 +325,5 @@ TEST(LogCorruptionTest, RandomDamageIsContained) {
   }
 }
 
-}  // namespace
+}  // namespace log_corruption_test
 }  // namespace siftdb::log

@@ -11,7 +11,7 @@
 #include "tests/wal/log_test_util.h"
 
 namespace siftdb::log {
-namespace {
+namespace log_roundtrip_test {
 
 using test::BigString;
 using test::LogHarness;
@@ -337,5 +337,5 @@ TEST_F(InitialOffsetTest, PastTheEnd) {
   CheckFrom(h_.WrittenBytes() + 5 * kBlockSize, records_.size());
 }
 
-}  // namespace
+}  // namespace log_roundtrip_test
 }  // namespace siftdb::log

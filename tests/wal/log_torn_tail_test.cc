@@ -12,7 +12,7 @@
 #include "tests/wal/log_test_util.h"
 
 namespace siftdb::log {
-namespace {
+namespace log_torn_tail_test {
 
 using test::BigString;
 using test::LogHarness;
@@ -168,5 +168,5 @@ TEST(TornTailBoundaryTest, FirstAndMiddleWithoutLast) {
   EXPECT_EQ(0u, h.ReportCount()) << h.ReportMessages();
 }
 
-}  // namespace
+}  // namespace log_torn_tail_test
 }  // namespace siftdb::log
