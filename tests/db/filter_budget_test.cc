@@ -43,7 +43,7 @@
 #include "util/absl_compat.h"
 
 namespace siftdb {
-namespace {
+namespace filter_budget_test {
 
 constexpr double kLn2Squared = 0.4804530139182014;
 
@@ -531,5 +531,5 @@ TEST(FilterBudgetDbTest, MixedSettingsAcrossReopensAgreeWithModel) {
   }
 }
 
-}  // namespace
+}  // namespace filter_budget_test
 }  // namespace siftdb

@@ -19,7 +19,7 @@
 #include "tests/redis_bloom/redis_bloom_test_util.h"
 
 namespace siftdb::test {
-namespace {
+namespace expire_test {
 
 class BloomExpireTest : public RedisBloomClientTest {
  protected:
@@ -255,5 +255,5 @@ TEST_F(BloomExpireTest, KeySpaceCommandsActOnTheWholeFilter) {
   EXPECT_EQ(KeysMatching("bf:{g}:*"), 0);
 }
 
-}  // namespace
+}  // namespace expire_test
 }  // namespace siftdb::test
