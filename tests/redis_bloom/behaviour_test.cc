@@ -26,16 +26,8 @@ std::string Reply(const absl::Status& s) {
   return RedisBloomReplyText(s).value_or("(none)");
 }
 
-class RedisBloomTest : public RedisTest {
+class RedisBloomTest : public RedisBloomClientTest {
  protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    client_ = Connect();
-    ASSERT_NE(client_, nullptr);
-    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
-  }
-
   double FalsePositiveRate(const std::string& name, int n) {
     absl::StatusOr<std::vector<bool>> r =
         bloom_->MExists(name, Range("absent-", 0, n));
@@ -50,9 +42,6 @@ class RedisBloomTest : public RedisTest {
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(std::count(r->begin(), r->end(), false), 0) << name;
   }
-
-  std::unique_ptr<RedisClient> client_;
-  std::unique_ptr<RedisBloom> bloom_;
 };
 
 TEST_F(RedisBloomTest, FalsePositiveRateAtCapacityStaysUnderRequested) {

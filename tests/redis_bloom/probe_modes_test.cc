@@ -22,16 +22,8 @@
 namespace siftdb::test {
 namespace probe_modes_test {
 
-class ProbeModesTest : public RedisTest {
+class ProbeModesTest : public RedisBloomClientTest {
  protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    client_ = Connect();
-    ASSERT_NE(client_, nullptr);
-    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
-  }
-
   // Present iff some sub-filter has all of the item's bits set.
   std::vector<bool> Oracle(const std::string& name,
                            const std::vector<std::string>& items) {
@@ -81,9 +73,6 @@ class ProbeModesTest : public RedisTest {
       }
     }
   }
-
-  std::unique_ptr<RedisClient> client_;
-  std::unique_ptr<RedisBloom> bloom_;
 };
 
 // Mixed present / absent items and false positives, every mode of a single
