@@ -26,6 +26,7 @@
 #include "siftdb/db.h"
 #include "siftdb/env.h"
 #include "table/table.h"
+#include "tests/db/live_tables.h"
 #include "tests/support/temp_dir.h"
 #include "util/absl_compat.h"
 
@@ -78,33 +79,12 @@ struct LiveTable {
 // Every live table (from siftdb.sstables) with its level, recorded
 // compression and the types its data blocks are stored with.
 std::vector<LiveTable> LiveTables(DB* db, const std::string& path) {
-  std::string sstables;
-  EXPECT_TRUE(db->GetProperty("siftdb.sstables", &sstables));
   std::vector<LiveTable> out;
-  int level = -1;
-  for (absl::string_view line : absl::StrSplit(AsAbsl(sstables), '\n')) {
-    int l;
-    if (absl::StartsWith(line, "--- level ") &&
-        absl::SimpleAtoi(line.substr(10, 1), &l)) {
-      level = l;
-      continue;
-    }
-    line = absl::StripLeadingAsciiWhitespace(line);
-    if (line.empty()) continue;
-    const std::string name(line.substr(0, line.find(' ')));
-    const std::string file = path + "/" + name;
-    Env* env = Env::Default();
-    auto size = env->GetFileSize(file);
-    auto f = env->NewRandomAccessFile(file);
-    EXPECT_TRUE(size.ok() && f.ok()) << file;
-    if (!size.ok() || !f.ok()) continue;
-    auto table = Table::Open(TableOptions(), name, std::move(*f), *size);
-    EXPECT_TRUE(table.ok()) << table.status();
-    if (!table.ok()) continue;
-    LiveTable t{level, (*table)->properties().compression_name, {}};
-    std::string bytes(*size, '\0');
-    std::ifstream(file, std::ios::binary).read(bytes.data(), bytes.size());
-    auto index = (*table)->NewIndexIterator();
+  for (const OpenedLiveTable& live : OpenLiveTables(db, path)) {
+    LiveTable t{live.level, live.table->properties().compression_name, {}};
+    std::string bytes(live.file_size, '\0');
+    std::ifstream(live.file, std::ios::binary).read(bytes.data(), bytes.size());
+    auto index = live.table->NewIndexIterator();
     for (index->SeekToFirst(); index->Valid(); index->Next()) {
       BlockHandle h;
       std::string_view v = index->value();

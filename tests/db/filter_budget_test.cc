@@ -39,6 +39,7 @@
 #include "siftdb/env.h"
 #include "siftdb/filter_policy.h"
 #include "table/table.h"
+#include "tests/db/live_tables.h"
 #include "tests/support/temp_dir.h"
 #include "util/absl_compat.h"
 
@@ -298,32 +299,11 @@ struct LiveTable {
 
 // Every live table (from siftdb.sstables) with its level and filter.
 std::vector<LiveTable> LiveTables(DB* db, const std::string& path) {
-  std::string sstables;
-  EXPECT_TRUE(db->GetProperty("siftdb.sstables", &sstables));
   std::vector<LiveTable> out;
-  int level = -1;
-  for (absl::string_view line : absl::StrSplit(AsAbsl(sstables), '\n')) {
-    int l;
-    if (absl::StartsWith(line, "--- level ") &&
-        absl::SimpleAtoi(line.substr(10, 1), &l)) {
-      level = l;
-      continue;
-    }
-    line = absl::StripLeadingAsciiWhitespace(line);
-    if (line.empty()) continue;
-    const std::string name(line.substr(0, line.find(' ')));
-    const std::string file = path + "/" + name;
-    Env* env = Env::Default();
-    auto size = env->GetFileSize(file);
-    auto f = env->NewRandomAccessFile(file);
-    EXPECT_TRUE(size.ok() && f.ok()) << file;
-    if (!size.ok() || !f.ok()) continue;
-    auto table = Table::Open(TableOptions(), name, std::move(*f), *size);
-    EXPECT_TRUE(table.ok()) << table.status();
-    if (!table.ok()) continue;
-    const TableProperties& p = (*table)->properties();
-    out.push_back({level, p.filter_bits_per_key, p.num_entries,
-                   (*table)->filter_data().size(), p.filter_policy_name});
+  for (const OpenedLiveTable& t : OpenLiveTables(db, path)) {
+    const TableProperties& p = t.table->properties();
+    out.push_back({t.level, p.filter_bits_per_key, p.num_entries,
+                   t.table->filter_data().size(), p.filter_policy_name});
   }
   return out;
 }
