@@ -61,8 +61,12 @@ void RandomWrites(DB* db, Model* model, std::mt19937* rng, int ops) {
       ASSERT_TRUE(db->Put(WriteOptions(), k, v).ok());
       (*model)[k] = v;
     }
-    if (i == ops / 2) ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    if (i % 700 == 699) ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+    if (i == ops / 2) {
+      ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    }
+    if (i % 700 == 699) {
+      ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+    }
   }
 }
 

@@ -152,7 +152,9 @@ TEST_F(RecoveryTest, TornTailAtEveryLengthRecoversAPrefix) {
         present++;
       }
     }
-    if (len == full.size()) EXPECT_EQ(20, present);
+    if (len == full.size()) {
+      EXPECT_EQ(20, present);
+    }
     db_.reset();
   }
 }

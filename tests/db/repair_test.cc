@@ -69,7 +69,9 @@ TEST_F(RepairTest, LostManifestIsRebuiltAndNewestVersionsWin) {
     for (int i = 0; i < 1500; i++) {
       ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), Value(i, round)).ok());
     }
-    if (round == 1) ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    if (round == 1) {
+      ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    }
   }
   for (int i = 0; i < 1500; i += 5) {
     ASSERT_TRUE(db_->Delete(WriteOptions(), Key(i)).ok());

@@ -112,7 +112,9 @@ TEST_P(TableRoundTrip, ScanGetAndProperties) {
   for (size_t i = 0; i < 200; i++) {
     const std::string user_key = "key" + std::to_string(i) + "x";
     GetResult r = Get(t, IKey(user_key, kMaxSequenceNumber, kValueTypeForSeek));
-    if (r.called) EXPECT_NE(ExtractUserKey(r.key), user_key);
+    if (r.called) {
+      EXPECT_NE(ExtractUserKey(r.key), user_key);
+    }
   }
 }
 
