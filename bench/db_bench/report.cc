@@ -321,9 +321,10 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
   for (const EngineResults& e : all) {
     if (e.engine == "rocksdb") {
       out +=
-          "\nNOTE: Debian's librocksdb is built with assertions and without "
-          "the hardware CRC32C instruction (about 30% cost on writes); "
-          "compare RocksDB's write numbers with that in mind.\n";
+          "\nNOTE: when the RocksDB linked here is Debian's librocksdb "
+          "(not a release build, such as the release-anchor script makes), "
+          "it has assertions on and no hardware CRC32C (about 30% cost on "
+          "writes); compare RocksDB's write numbers with that in mind.\n";
     }
   }
   return out;
