@@ -13,6 +13,8 @@
 // assertions enabled and without the SSE4.2 CRC32C instruction, which costs
 // RocksDB about 30% on writes.
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <span>
 #include <string>
@@ -91,10 +93,21 @@ class RocksDBEngine final : public BenchEngine {
   std::string_view Name() const override { return "rocksdb"; }
 
   std::string Description() const override {
-    return absl::StrFormat(
-        "RocksDB %d.%d.%d (Debian librocksdb: assertions on; CRC32C: %s)",
-        ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH,
-        rocksdb::crc32c::IsFastCrc32Supported());
+    // Which library this is matters: Debian's librocksdb (under /usr) has
+    // assertions on; a release build from source does not.
+    Dl_info info{};
+    const char* library =
+        dladdr(reinterpret_cast<void*>(&rocksdb::DB::ListColumnFamilies),
+               &info) != 0 &&
+                info.dli_fname != nullptr
+            ? info.dli_fname
+            : "unknown library";
+    return absl::StrFormat("RocksDB %d.%d.%d (%s%s; CRC32C: %s)", ROCKSDB_MAJOR,
+                           ROCKSDB_MINOR, ROCKSDB_PATCH, library,
+                           std::string_view(library).starts_with("/usr/")
+                               ? ", Debian's: assertions on"
+                               : "",
+                           rocksdb::crc32c::IsFastCrc32Supported());
   }
 
   absl::Status Open(const EngineConfig& config,
