@@ -17,16 +17,7 @@ namespace client_test {
 
 using ::testing::HasSubstr;
 
-class RedisClientTest : public RedisTest {
- protected:
-  void SetUp() override {
-    RedisTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    client_ = Connect();
-    ASSERT_NE(client_, nullptr);
-  }
-  std::unique_ptr<RedisClient> client_;
-};
+class RedisClientTest : public RedisConnectedTest {};
 
 TEST_F(RedisClientTest, UnreachableServerGivesUnavailableNamingEndpoint) {
   int port = RedisServer::PickFreePort();

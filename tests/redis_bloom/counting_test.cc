@@ -19,20 +19,17 @@
 namespace siftdb::test {
 namespace counting_test {
 
-class CountingBloomTest : public RedisTest {
+class CountingBloomTest : public RedisConnectedTest {
  protected:
   void SetUp() override {
-    RedisTest::SetUp();
+    RedisConnectedTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    client_ = Connect();
-    ASSERT_NE(client_, nullptr);
     cbf_ = std::make_unique<RedisCountingBloomImpl>(client_.get());
   }
   static std::vector<std::string_view> Views(
       const std::vector<std::string>& v) {
     return std::vector<std::string_view>(v.begin(), v.end());
   }
-  std::unique_ptr<RedisClient> client_;
   std::unique_ptr<RedisCountingBloom> cbf_;
 };
 

@@ -130,18 +130,28 @@ class RedisTest : public ::testing::Test {
   RedisServer* server_ = nullptr;
 };
 
-// A RedisTest with one client and a RedisBloom on it.
-class RedisBloomClientTest : public RedisTest {
+// A RedisTest with one connected client.
+class RedisConnectedTest : public RedisTest {
  protected:
   void SetUp() override {
     RedisTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     client_ = Connect();
     ASSERT_NE(client_, nullptr);
-    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
   }
 
   std::unique_ptr<RedisClient> client_;
+};
+
+// The same with a RedisBloom on the client.
+class RedisBloomClientTest : public RedisConnectedTest {
+ protected:
+  void SetUp() override {
+    RedisConnectedTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    bloom_ = std::make_unique<RedisBloomImpl>(client_.get());
+  }
+
   std::unique_ptr<RedisBloom> bloom_;
 };
 
