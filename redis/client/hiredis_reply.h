@@ -1,7 +1,7 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The bridge from hiredis's reply objects to siftdb's RedisReply, shared by
+// The bridge from hiredis's reply parser to siftdb's RedisReply, shared by
 // RedisClient's two transports: the plain one (a hiredis redisContext) and
 // the TLS one (redis/client/redis_tls.h: OpenSSL below, hiredis's reader on
 // top). Internal to redis/client (hiredis stays behind this module).
@@ -18,14 +18,22 @@
 #include "absl/status/statusor.h"
 #include "redis/client/redis_reply.h"
 
-struct redisReply;
+struct redisReader;
 struct redisContext;
 
 namespace siftdb {
 
-// An owned copy of `r` (nested arrays included). Types RESP2 does not have
-// become Nil.
-RedisReply FromHiredisReply(const redisReply* r);
+// Makes `reader` build RedisReply trees directly as it parses (hiredis's
+// reply object functions), instead of hiredis reply objects that would then
+// be copied: an array of n integers costs one allocation, not n + 1
+// allocations and a copy. Every reader and context in redis/client uses it,
+// so what redisGetReply / redisReaderGetReply hand back is a RedisReply*
+// owned by the caller: pass it to TakeBuiltReply.
+void UseRedisReplyBuilder(redisReader* reader);
+
+// Moves the reply out of an object UseRedisReplyBuilder's reader built,
+// and frees the object.
+RedisReply TakeBuiltReply(void* obj);
 
 // One command on a hiredis context. Unavailable (naming `endpoint`) when
 // the connection fails; a server error is returned as a kError reply.

@@ -4,10 +4,13 @@
 #include "redis/client/redis_client.h"
 
 #include <hiredis.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -249,6 +252,7 @@ absl::Status RedisClient::Open() {
       Close();
       return s;
     }
+    UseRedisReplyBuilder(ctx_->reader);
     if (options_.command_timeout > absl::ZeroDuration()) {
       redisSetTimeout(ctx_, DurationToTimeval(options_.command_timeout));
     }
@@ -356,17 +360,38 @@ absl::Status RedisClient::TryRoundtrip(const std::string& encoded, size_t count,
     }
     return s;
   }
-  if (redisAppendFormattedCommand(ctx_, encoded.data(), encoded.size()) !=
-      REDIS_OK) {
-    return ContextError(name);
-  }
+  if (absl::Status s = WriteAll(encoded, name); !s.ok()) return s;
   for (size_t i = 0; i < count; i++) {
     void* raw = nullptr;
     if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
       return ContextError(name);
     }
-    replies->push_back(FromHiredisReply(static_cast<redisReply*>(raw)));
-    freeReplyObject(raw);
+    replies->push_back(TakeBuiltReply(raw));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RedisClient::WriteAll(const std::string& encoded,
+                                   std::string_view name) {
+  // Straight to the socket rather than through hiredis's output buffer,
+  // which copies the request and, on each partial write of a large one,
+  // moves the unwritten rest to the buffer's front (quadratic in the
+  // request's size). The socket is blocking with SO_SNDTIMEO set to the
+  // command timeout (redisSetTimeout), so a stalled server ends in EAGAIN.
+  size_t done = 0;
+  while (done < encoded.size()) {
+    const ssize_t n = ::send(ctx_->fd, encoded.data() + done,
+                             encoded.size() - done, MSG_NOSIGNAL);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    const int err = n < 0 ? errno : EPIPE;
+    return absl::UnavailableError(absl::StrFormat(
+        "redis %s: %s: write: %s", endpoint_text_, name,
+        err == EAGAIN || err == EWOULDBLOCK ? "timed out"
+                                            : std::strerror(err)));
   }
   return absl::OkStatus();
 }
@@ -449,11 +474,14 @@ absl::StatusOr<RedisReply> RedisClient::Command(
 absl::StatusOr<std::vector<RedisReply>> RedisClient::Pipeline(
     const std::vector<RedisArgs>& commands) {
   if (commands.empty()) return std::vector<RedisReply>();
-  std::string encoded;
+  size_t bytes = 0;
   for (const RedisArgs& c : commands) {
     if (c.empty()) return absl::InvalidArgumentError("redis: empty command");
-    encoded += c.Encode();
+    bytes += c.body_bytes() + 24;
   }
+  std::string encoded;
+  encoded.reserve(bytes);
+  for (const RedisArgs& c : commands) c.AppendEncodedTo(&encoded);
   return Roundtrip(encoded, commands.size(),
                    commands.size() == 1 ? commands[0].name() : "pipeline");
 }

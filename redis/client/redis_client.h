@@ -240,6 +240,8 @@ class RedisClient {
                             std::string_view name,
                             std::vector<RedisReply>* replies);
   absl::Status ContextError(std::string_view what) const;
+  // Writes a whole encoded request to the plain connection's socket.
+  absl::Status WriteAll(const std::string& encoded, std::string_view name);
 
   const RedisClientOptions options_;
   RedisEndpoint endpoint_;  // changes when a Sentinel names a new master

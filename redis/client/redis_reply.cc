@@ -4,6 +4,7 @@
 #include "redis/client/redis_reply.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -108,14 +109,26 @@ RedisArgs::RedisArgs(std::initializer_list<std::string_view> args) {
 }
 
 void RedisArgs::AddRaw(const char* data, size_t len) {
-  char head[32];
-  head[0] = '$';
-  char* end = std::to_chars(head + 1, head + sizeof(head) - 2, len).ptr;
+  // "$<len>\r\n<bytes>\r\n". A short argument (a BITFIELD command carries
+  // thousands: "SET", "u1", offsets) is composed on the stack and appended
+  // once, not in three appends.
+  constexpr size_t kShort = 64;
+  char buf[kShort + 32];
+  buf[0] = '$';
+  char* end = std::to_chars(buf + 1, buf + 24, len).ptr;
   *end++ = '\r';
   *end++ = '\n';
-  body_.append(head, end - head);
-  body_.append(data, len);
-  body_.append("\r\n", 2);
+  if (len <= kShort) {
+    if (len > 0) std::memcpy(end, data, len);
+    end += len;
+    *end++ = '\r';
+    *end++ = '\n';
+    body_.append(buf, end - buf);
+  } else {
+    body_.append(buf, end - buf);
+    body_.append(data, len);
+    body_.append("\r\n", 2);
+  }
   if (count_ == 0) name_.assign(data, len);
   count_++;
 }
@@ -147,10 +160,20 @@ RedisArgs& RedisArgs::Append(const RedisArgs& other) {
 }
 
 std::string RedisArgs::Encode() const {
-  std::string out = absl::StrCat("*", count_, "\r\n");
-  out.reserve(out.size() + body_.size());
-  out += body_;
+  std::string out;
+  out.reserve(body_.size() + 24);
+  AppendEncodedTo(&out);
   return out;
+}
+
+void RedisArgs::AppendEncodedTo(std::string* out) const {
+  char head[32];
+  head[0] = '*';
+  char* end = std::to_chars(head + 1, head + sizeof(head) - 2, count_).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out->append(head, end - head);
+  out->append(body_);
 }
 
 std::vector<std::string> RedisArgs::ToVector() const {

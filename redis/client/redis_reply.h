@@ -83,6 +83,9 @@ class RedisArgs {
   size_t body_bytes() const { return body_.size(); }
   // The complete RESP command: "*<n>\r\n" followed by the arguments.
   std::string Encode() const;
+  // Appends Encode()'s bytes to *out (a pipeline encodes its commands into
+  // one buffer without a copy per command).
+  void AppendEncodedTo(std::string* out) const;
   // The first argument (the command name), for messages.
   std::string_view name() const { return name_; }
   // Decodes the arguments back (tests and messages; not on hot paths).

@@ -283,6 +283,7 @@ absl::StatusOr<std::unique_ptr<RedisTlsConnection>> RedisTlsConnection::Connect(
   ERR_clear_error();
   SSL* ssl = SSL_new(context->ctx());
   redisReader* reader = ssl == nullptr ? nullptr : redisReaderCreate();
+  if (reader != nullptr) UseRedisReplyBuilder(reader);
   if (ssl == nullptr || reader == nullptr || SSL_set_fd(ssl, fd) != 1) {
     std::string reason = OpenSslReason("out of memory");
     if (ssl != nullptr) SSL_free(ssl);
@@ -462,8 +463,7 @@ absl::Status RedisTlsConnection::ReadReplyBy(RedisReply* out,
     }
     if (raw != nullptr) {
       replied_ = true;
-      *out = FromHiredisReply(static_cast<redisReply*>(raw));
-      freeReplyObject(raw);
+      *out = TakeBuiltReply(raw);
       return absl::OkStatus();
     }
     ERR_clear_error();

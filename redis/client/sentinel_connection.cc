@@ -78,6 +78,7 @@ absl::StatusOr<std::unique_ptr<SentinelConnection>> SentinelConnection::Open(
     }
     c.reset(new SentinelConnection(name, ctx, nullptr));
     if (ctx->err != 0) return c->HiredisError("connect");
+    UseRedisReplyBuilder(ctx->reader);
     if (set.command_timeout > absl::ZeroDuration()) {
       redisSetTimeout(ctx, NonNegativeTimeval(set.command_timeout));
     }
@@ -142,8 +143,7 @@ absl::StatusOr<bool> SentinelConnection::ReadReplyWithin(RedisReply* out,
       return HiredisError("subscription");
     }
     if (raw != nullptr) {
-      *out = FromHiredisReply(static_cast<redisReply*>(raw));
-      freeReplyObject(raw);
+      *out = TakeBuiltReply(raw);
       return true;
     }
     const absl::Duration left = deadline - absl::Now();

@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // RedisClient against a real redis-server: unreachable endpoints, unix
-// sockets, AUTH with a password and an ACL user, pipelines, command timeouts.
+// sockets, AUTH with a password and an ACL user, pipelines, command timeouts,
+// replies of every shape (built straight into RedisReply by hiredis's
+// reader) and requests larger than the socket buffers (written straight to
+// the socket).
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -10,6 +13,7 @@
 #include "redis/client/redis_client.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/redis_bloom/redis_bloom_test_util.h"
+#include "tests/support/tcp_proxy.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb::test {
@@ -113,6 +117,102 @@ TEST_F(RedisClientTest, ClientPipelineAndCommandTimeout) {
   EXPECT_THAT(std::string(blocked.status().message()), HasSubstr("BLPOP"));
   // The next command reconnects.
   EXPECT_EQ((*slow)->Command({"PING"})->str(), "PONG");
+}
+
+TEST_F(RedisClientTest, RepliesOfEveryShape) {
+  // A script's table becomes nested arrays; false becomes nil.
+  const char kScript[] =
+      "return {1, 'a\\0b', {2, {}, {'x'}}, false, redis.status_reply('S'), "
+      "redis.error_reply('E oops')}";
+  absl::StatusOr<RedisReply> nested = client_->Command({"EVAL", kScript, "0"});
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_EQ(
+      *nested,
+      RedisReply::Array(
+          {RedisReply::Integer(1), RedisReply::String(std::string("a\0b", 3)),
+           RedisReply::Array({RedisReply::Integer(2), RedisReply::Array({}),
+                              RedisReply::Array({RedisReply::String("x")})}),
+           RedisReply::Nil(), RedisReply::Status("S"),
+           RedisReply::Error("E oops")}))
+      << nested->DebugString();
+  std::vector<RedisArgs> cmds = {
+      RedisArgs{"GET", "missing"},
+      RedisArgs{"LRANGE", "missing", "0", "-1"},
+      RedisArgs{"SET", "k", std::string("\r\n\0", 3)},
+      RedisArgs{"GET", "k"},
+      RedisArgs{"NOSUCHCOMMAND"},
+      RedisArgs{"MULTI"},
+      RedisArgs{"INCR", "n"},
+      RedisArgs{"EXEC"}};
+  absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(cmds);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), cmds.size());
+  EXPECT_TRUE((*r)[0].is_nil());
+  EXPECT_EQ((*r)[1], RedisReply::Array({}));
+  EXPECT_EQ((*r)[2], RedisReply::Status("OK"));
+  EXPECT_EQ((*r)[3], RedisReply::String(std::string("\r\n\0", 3)));
+  EXPECT_TRUE((*r)[4].is_error());
+  EXPECT_THAT((*r)[4].str(), HasSubstr("unknown command"));
+  EXPECT_EQ((*r)[6], RedisReply::Status("QUEUED"));
+  EXPECT_EQ((*r)[7], RedisReply::Array({RedisReply::Integer(1)}));
+
+  // A long array of integers (the shape of a BITFIELD reply), inside EXEC.
+  RedisArgs bits{"BITFIELD", "bits"};
+  for (int i = 0; i < 20000; i++) {
+    bits.Add("SET").Add("u1").AddInt(i * 3).Add(i % 2 == 0 ? "1" : "0");
+  }
+  absl::StatusOr<std::vector<RedisReply>> tx =
+      client_->Pipeline({RedisArgs{"MULTI"}, bits, RedisArgs{"EXEC"}});
+  ASSERT_TRUE(tx.ok()) << tx.status();
+  ASSERT_TRUE(tx->back().is_array());
+  ASSERT_EQ(tx->back().elements().size(), 1u);
+  EXPECT_EQ(tx->back().elements()[0].elements().size(), 20000u);
+  RedisArgs get{"BITFIELD_RO", "bits"};
+  for (int i = 0; i < 20000; i++) get.Add("GET").Add("u1").AddInt(i * 3);
+  absl::StatusOr<RedisReply> read = client_->Command(get);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->elements().size(), 20000u);
+  for (int i = 0; i < 20000; i++) {
+    ASSERT_EQ(read->elements()[i].integer(), i % 2 == 0 ? 1 : 0) << i;
+  }
+}
+
+TEST_F(RedisClientTest, RequestsLargerThanTheSocketBuffers) {
+  // 24 MiB in one request and in one pipeline: many partial writes.
+  const std::string value(24 << 20, 'v');
+  absl::StatusOr<RedisReply> set = client_->Command({"SET", "big", value});
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(*set, RedisReply::Status("OK"));
+  absl::StatusOr<std::vector<RedisReply>> r = client_->Pipeline(
+      {RedisArgs{"APPEND", "big", value}, RedisArgs{"STRLEN", "big"},
+       RedisArgs{"GETRANGE", "big", "-3", "-1"}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[1], RedisReply::Integer(48 << 20));
+  EXPECT_EQ((*r)[2], RedisReply::String("vvv"));
+}
+
+TEST_F(RedisClientTest, AWriteThatCannotFinishTimesOut) {
+  // A proxy that holds what the client sends for 3 s: a request larger
+  // than every buffer on the way cannot be written within the 200 ms
+  // command timeout.
+  absl::StatusOr<std::unique_ptr<TcpProxy>> proxy =
+      TcpProxy::Start(server_->port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  RedisClientOptions o = ClientOptions();
+  o.endpoint = absl::StrCat("127.0.0.1:", (*proxy)->port());
+  o.command_timeout = absl::Milliseconds(200);
+  o.retry_deadline = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<RedisClient>> c = RedisClient::Connect(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  (*proxy)->SetDelay(absl::Seconds(3), absl::ZeroDuration());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<RedisReply> r =
+      (*c)->Command({"SET", "stuck", std::string(64 << 20, 's')});
+  EXPECT_TRUE(absl::IsUnavailable(r.status())) << r.status();
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr(absl::StrCat("redis ", o.endpoint, ": SET: write: ")));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  (*proxy)->SetDelay(absl::ZeroDuration(), absl::ZeroDuration());
 }
 
 }  // namespace client_test
