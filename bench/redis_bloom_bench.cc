@@ -34,7 +34,8 @@
 //
 //   redis_bloom_bench [--redis=127.0.0.1:6379|URL] [--batch=1000]
 //                     [--memory_items=1000000] [--ceiling_batches=200]
-//                     [--only_ceiling] [--tls] [--sentinel]
+//                     [--only_ceiling] [--ceiling_clients=1] [--tls]
+//                     [--sentinel]
 //                     [benchmark flags]
 
 #include <fcntl.h>
@@ -74,6 +75,7 @@ size_t g_batch = 1000;
 size_t g_memory_items = 1000000;
 size_t g_ceiling_batches = 200;
 bool g_only_ceiling = false;
+int g_ceiling_clients = 1;
 
 using bench::LocalRedis;
 
@@ -595,6 +597,8 @@ int main(int argc, char** argv) {
       siftdb::g_batch = std::stoul(a.substr(8));
     } else if (a.rfind("--ceiling_batches=", 0) == 0) {
       siftdb::g_ceiling_batches = std::stoul(a.substr(18));
+    } else if (a.rfind("--ceiling_clients=", 0) == 0) {
+      siftdb::g_ceiling_clients = std::stoi(a.substr(18));
     } else if (a == "--only_ceiling") {
       siftdb::g_only_ceiling = true;
     } else if (a == "--tls") {
@@ -606,6 +610,10 @@ int main(int argc, char** argv) {
     } else {
       rest.push_back(argv[i]);
     }
+  }
+  if (siftdb::g_ceiling_clients < 1 || siftdb::g_ceiling_clients > 64) {
+    std::fprintf(stderr, "--ceiling_clients must be in [1, 64]\n");
+    return 2;
   }
   siftdb::LocalRedis local;
   if (tls && !siftdb::g_endpoint.empty()) {
@@ -629,7 +637,7 @@ int main(int argc, char** argv) {
     siftdb::ExpansionReport();
   }
   siftdb::CeilingReport(siftdb::g_endpoint, siftdb::g_batch,
-                        siftdb::g_ceiling_batches);
+                        siftdb::g_ceiling_batches, siftdb::g_ceiling_clients);
   if (tls) siftdb::TlsReport(local.endpoint(), local.tls_url());
   if (sentinel) {
     siftdb::bench::LocalSentinelGroup group;

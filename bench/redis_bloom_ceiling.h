@@ -10,7 +10,8 @@
 // raw side is one command per batch, so it is the floor of any plain-Redis
 // design.
 //
-// Thread safety: single-threaded; talks to the Redis at `endpoint`.
+// Thread safety: call from one thread; with clients > 1 it runs that many
+// threads of its own. Talks to the Redis at `endpoint`.
 
 #ifndef SIFTDB_BENCH_REDIS_BLOOM_CEILING_H_
 #define SIFTDB_BENCH_REDIS_BLOOM_CEILING_H_
@@ -27,8 +28,10 @@ class RedisClient;
 // processes load the machine.
 double ServerCpuSeconds(RedisClient* client);
 
-// Prints the report to stdout. `batches` per measurement.
-void CeilingReport(const std::string& endpoint, size_t batch, size_t batches);
+// Prints the report to stdout. `batches` per measurement on each of
+// `clients` connections driven at once (one thread each).
+void CeilingReport(const std::string& endpoint, size_t batch, size_t batches,
+                   int clients = 1);
 
 }  // namespace siftdb
 
