@@ -287,6 +287,13 @@ void siftdb_options_set_max_bytes_for_level_multiplier(
   }
 }
 
+void siftdb_options_set_level_compaction_dynamic_level_bytes(
+    siftdb_options_t* options, unsigned char on) {
+  if (options != nullptr) {
+    options->rep.level_compaction_dynamic_level_bytes = on != 0;
+  }
+}
+
 void siftdb_options_set_max_subcompactions(siftdb_options_t* options, int n) {
   if (options != nullptr) options->rep.max_subcompactions = n;
 }

@@ -63,10 +63,11 @@ uint64_t TargetFileSize(const Options& options, int level) {
   return size;
 }
 
-Compaction::Compaction(const Options* options, int level,
+Compaction::Compaction(const Options* options, int level, int output_level,
                        Version* input_version)
     : level_(level),
-      max_output_file_size_(TargetFileSize(*options, level + 1)),
+      output_level_(output_level),
+      max_output_file_size_(TargetFileSize(*options, output_level)),
       max_grandparent_overlap_bytes_(
           10 * static_cast<int64_t>(max_output_file_size_)),
       input_version_(input_version) {
@@ -77,7 +78,7 @@ Compaction::~Compaction() { input_version_->Unref(); }
 
 bool Compaction::IsTrivialMove() const {
   // A move with too much grandparent overlap would make a later compaction
-  // of level + 1 very expensive.
+  // of the output level very expensive.
   return num_input_files(0) == 1 && num_input_files(1) == 0 &&
          TotalFileSize(grandparents_) <= max_grandparent_overlap_bytes_;
 }
@@ -111,7 +112,8 @@ bool Compaction::ReleasableBefore(std::string_view user_key,
     total += consumed[which];
   }
   if (total == 0) return false;  // the common case: nothing new to free
-  // The outputs so far hold keys before user_key. They may join level + 1
+  // The outputs so far hold keys before user_key. They may join the output
+  // level
   // only if no table staying there begins before user_key. Every remaining
   // table is checked, so the answer is safe even if inputs_[1] were not in
   // key order (they are, but this runs once per consumed table only).
@@ -127,7 +129,7 @@ bool Compaction::ReleasableBefore(std::string_view user_key,
 bool Compaction::IsBaseLevelForKey(std::string_view user_key,
                                    Cursor* cursor) const {
   const Comparator* ucmp = icmp_->user_comparator();
-  for (int lvl = level_ + 2; lvl < kNumLevels; lvl++) {
+  for (int lvl = output_level_ + 1; lvl < kNumLevels; lvl++) {
     const std::vector<FileMetaData*>& files = input_version_->files_[lvl];
     size_t& ptr = cursor->level_ptrs[lvl];
     while (ptr < files.size()) {
@@ -173,7 +175,7 @@ std::vector<std::string> Compaction::SplitPoints(int max_parts) const {
       std::min<int64_t>(max_parts, total / std::max<int64_t>(min_part, 1));
   parts = std::min<int64_t>(parts, static_cast<int64_t>(lower.size()));
   if (parts <= 1) return splits;
-  // Cut where the level() + 1 tables' bytes pass each i/parts of theirs;
+  // Cut where the output level tables' bytes pass each i/parts of theirs;
   // the level() input is assumed spread like them.
   const int64_t lower_total = InputBytes(1);
   const Comparator* ucmp = icmp_->user_comparator();
@@ -228,7 +230,12 @@ std::unique_ptr<Compaction> VersionSet::PickCompaction() {
   if (!by_size && seek < 0) return nullptr;
   const int level =
       by_size ? current_->compaction_level_ : static_cast<int>(seek >> 32);
-  auto c = std::make_unique<Compaction>(options_, level, current_);
+  if (level >= kNumLevels - 1) {  // a seek charge on the last level
+    current_->seek_compaction_.store(-1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  auto c = std::make_unique<Compaction>(options_, level,
+                                        current_->OutputLevel(level), current_);
   c->icmp_ = icmp_;
 
   if (by_size) {
@@ -245,7 +252,7 @@ std::unique_ptr<Compaction> VersionSet::PickCompaction() {
     }
   } else {
     const size_t index = static_cast<size_t>(seek & 0xffffffff);
-    if (level >= kNumLevels - 1 || index >= current_->files_[level].size()) {
+    if (index >= current_->files_[level].size()) {
       current_->seek_compaction_.store(-1, std::memory_order_relaxed);
       return nullptr;
     }
@@ -268,12 +275,13 @@ std::unique_ptr<Compaction> VersionSet::PickCompaction() {
 
 void VersionSet::SetupOtherInputs(Compaction* c) {
   const int level = c->level();
+  const int output = c->output_level();
   std::string smallest, largest;
   GetRange(c->inputs_[0], &smallest, &largest);
   std::string_view begin = ExtractUserKey(smallest);
   std::string_view end = ExtractUserKey(largest);
-  current_->GetOverlappingInputs(level + 1, &begin, &end, &c->inputs_[1]);
-  AddBoundaryInputs(*icmp_, current_->files_[level + 1], &c->inputs_[1]);
+  current_->GetOverlappingInputs(output, &begin, &end, &c->inputs_[1]);
+  AddBoundaryInputs(*icmp_, current_->files_[output], &c->inputs_[1]);
 
   // Range of the whole compaction.
   std::vector<FileMetaData*> all = c->inputs_[0];
@@ -281,7 +289,8 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
   std::string all_start, all_limit;
   GetRange(all, &all_start, &all_limit);
 
-  // Grow the level inputs when that adds no level + 1 table and stays small.
+  // Grow the level inputs when that adds no output level table and stays
+  // small.
   if (!c->inputs_[1].empty()) {
     std::vector<FileMetaData*> expanded0;
     std::string_view all_begin = ExtractUserKey(all_start);
@@ -291,7 +300,7 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
       AddBoundaryInputs(*icmp_, current_->files_[level], &expanded0);
     }
     const int64_t limit =
-        25 * static_cast<int64_t>(TargetFileSize(*options_, level + 1));
+        25 * static_cast<int64_t>(TargetFileSize(*options_, output));
     if (expanded0.size() > c->inputs_[0].size() &&
         TotalFileSize(expanded0) + c->InputBytes(1) < limit) {
       std::string new_start, new_limit;
@@ -299,8 +308,8 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
       std::string_view nb = ExtractUserKey(new_start);
       std::string_view ne = ExtractUserKey(new_limit);
       std::vector<FileMetaData*> expanded1;
-      current_->GetOverlappingInputs(level + 1, &nb, &ne, &expanded1);
-      AddBoundaryInputs(*icmp_, current_->files_[level + 1], &expanded1);
+      current_->GetOverlappingInputs(output, &nb, &ne, &expanded1);
+      AddBoundaryInputs(*icmp_, current_->files_[output], &expanded1);
       if (expanded1.size() == c->inputs_[1].size()) {
         smallest = new_start;
         largest = new_limit;
@@ -313,10 +322,10 @@ void VersionSet::SetupOtherInputs(Compaction* c) {
     }
   }
 
-  if (level + 2 < kNumLevels) {
+  if (output + 1 < kNumLevels) {
     std::string_view gb = ExtractUserKey(all_start);
     std::string_view ge = ExtractUserKey(all_limit);
-    current_->GetOverlappingInputs(level + 2, &gb, &ge, &c->grandparents_);
+    current_->GetOverlappingInputs(output + 1, &gb, &ge, &c->grandparents_);
   }
   // The next compaction of this level starts after this one.
   compact_pointer_[level] = largest;
@@ -331,7 +340,8 @@ std::unique_ptr<Compaction> VersionSet::CompactRange(
   // Bound a deeper level's compaction to about one table's worth of
   // overlap per step (level-0 tables overlap, so take them all).
   if (level > 0) {
-    const uint64_t limit = TargetFileSize(*options_, level + 1);
+    const uint64_t limit =
+        TargetFileSize(*options_, current_->OutputLevel(level));
     uint64_t total = 0;
     for (size_t i = 0; i < inputs.size(); i++) {
       total += inputs[i]->file_size;
@@ -342,7 +352,8 @@ std::unique_ptr<Compaction> VersionSet::CompactRange(
     }
     AddBoundaryInputs(*icmp_, current_->files_[level], &inputs);
   }
-  auto c = std::make_unique<Compaction>(options_, level, current_);
+  auto c = std::make_unique<Compaction>(options_, level,
+                                        current_->OutputLevel(level), current_);
   c->icmp_ = icmp_;
   c->inputs_[0] = inputs;
   SetupOtherInputs(c.get());

@@ -2,8 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Compaction: one unit of leveled compaction — the tables of `level` and the
-// overlapping tables of `level + 1` that are merged into new tables at
-// `level + 1`.
+// overlapping tables of the output level that are merged into new tables at
+// the output level: `level + 1`, except that level 0 compacts into the base
+// level (Version::base_level(): 1, or deeper under
+// Options::level_compaction_dynamic_level_bytes, where every level between
+// 0 and the base level is empty).
 //
 // Picking (VersionSet::PickCompaction) follows the scores computed by
 // VersionSet::Finalize: level 0 by file count, deeper levels by bytes over
@@ -42,16 +45,19 @@ uint64_t TargetFileSize(const Options& options, int level);
 
 class Compaction {
  public:
-  // Writes into level + 1, with tables of TargetFileSize(*options, level + 1).
-  Compaction(const Options* options, int level, Version* input_version);
+  // Writes into output_level (> level), with tables of
+  // TargetFileSize(*options, output_level).
+  Compaction(const Options* options, int level, int output_level,
+             Version* input_version);
   Compaction(const Compaction&) = delete;
   Compaction& operator=(const Compaction&) = delete;
   // REQUIRES: the DB mutex (releases the input version).
   ~Compaction();
 
   int level() const { return level_; }
+  int output_level() const { return output_level_; }
   VersionEdit* edit() { return &edit_; }
-  // which: 0 = tables of level(), 1 = tables of level() + 1.
+  // which: 0 = tables of level(), 1 = tables of output_level().
   int num_input_files(int which) const {
     return static_cast<int>(inputs_[which].size());
   }
@@ -69,7 +75,7 @@ class Compaction {
   };
 
   // How far an in-order walk has merged the input tables whose keys do not
-  // overlap (level() + 1 always, level() too when it is >= 1): inputs
+  // overlap (output_level() always, level() too when it is >= 1): inputs
   // before next[which] have been released. Starts at the beginning.
   struct ReleaseCursor {
     size_t next[2] = {0, 0};
@@ -80,8 +86,9 @@ class Compaction {
   // consumed[which] to the number of input tables from cursor.next[which]
   // on whose keys all precede user_key (always 0 for level 0, whose tables
   // overlap). True when at least one table is consumed and the outputs
-  // finished so far (all before user_key) can join level() + 1 now, i.e. no
-  // unconsumed table of level() + 1 begins before user_key. A user key split
+  // finished so far (all before user_key) can join output_level() now, i.e.
+  // no unconsumed table of output_level() begins before user_key. A user key
+  // split
   // over neighbouring tables of level() >= 1 is consumed whole, never in
   // part: consumed[0] stops before such a chain until all of it is merged.
   bool ReleasableBefore(std::string_view user_key, const ReleaseCursor& cursor,
@@ -93,7 +100,7 @@ class Compaction {
 
   // True when the single input table can move down a level unchanged.
   bool IsTrivialMove() const;
-  // True when no level below level() + 1 holds user_key, so a deletion
+  // True when no level below output_level() holds user_key, so a deletion
   // of it can be dropped. Calls with one cursor must come in increasing key
   // order.
   bool IsBaseLevelForKey(std::string_view user_key, Cursor* cursor) const;
@@ -103,7 +110,7 @@ class Compaction {
   bool ShouldStopBefore(std::string_view internal_key, Cursor* cursor) const;
   // At most max_parts - 1 strictly increasing user keys that cut the
   // compaction into parts of similar size: part i holds the user keys in
-  // [split[i-1], split[i]). The cuts fall where level() + 1 tables begin,
+  // [split[i-1], split[i]). The cuts fall where output_level() tables begin,
   // and each part gets at least MaxOutputFileSize() of input. Empty when
   // the compaction is too small to split or max_parts <= 1.
   std::vector<std::string> SplitPoints(int max_parts) const;
@@ -115,12 +122,13 @@ class Compaction {
   friend class VersionSet;
 
   const int level_;
+  const int output_level_;
   const uint64_t max_output_file_size_;
   const int64_t max_grandparent_overlap_bytes_;
   Version* input_version_;
   VersionEdit edit_;
   std::vector<FileMetaData*> inputs_[2];
-  // Tables of level() + 2 overlapping the compaction's range.
+  // Tables of output_level() + 1 overlapping the compaction's range.
   std::vector<FileMetaData*> grandparents_;
   const InternalKeyComparator* icmp_ = nullptr;
 };

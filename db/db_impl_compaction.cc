@@ -157,7 +157,7 @@ void DBImpl::BackgroundCompaction() {
     // Move the table down a level; no data is rewritten.
     FileMetaData* f = c->input(0, 0);
     c->edit()->RemoveFile(c->level(), f->number);
-    c->edit()->AddFile(c->level() + 1, f->number, f->file_size, f->smallest,
+    c->edit()->AddFile(c->output_level(), f->number, f->file_size, f->smallest,
                        f->largest);
     status = versions_->LogAndApply(c->edit(), &mutex_);
     if (status.ok() && mirror_ != nullptr) {
@@ -166,7 +166,7 @@ void DBImpl::BackgroundCompaction() {
     LogMessage(absl::StrFormat(
         "[job %d] compaction (%s): moved %06d.sst (%d bytes) from level %d "
         "to %d without rewriting: %s; levels: %s",
-        job, reason, f->number, f->file_size, c->level(), c->level() + 1,
+        job, reason, f->number, f->file_size, c->level(), c->output_level(),
         status.ToString(), LevelSummary()));
     c.reset();
   } else {
@@ -175,9 +175,10 @@ void DBImpl::BackgroundCompaction() {
     compact.reason = reason;
     const Compaction& cc = *compact.compaction;
     compact.output_options = OutputTableOptions(
-        table_options_, options_, cc.level() + 1,
+        table_options_, options_, cc.output_level(),
         DeepestNonEmptyLevel(*cc.input_version()),
-        IsBottommostOutput(*cc.input_version(), cc.level() + 1));
+        IsBottommostOutput(*cc.input_version(), cc.output_level()),
+        cc.input_version()->base_level());
     status = DoCompactionWork(&compact);
     CleanupCompaction(&compact);
     // After a failure nobody knows whether the MANIFEST holds the outputs
@@ -270,13 +271,14 @@ absl::Status DBImpl::InstallCompactionResults(CompactionState* compact) {
   for (int which = 0; which < 2; which++) {
     for (int i = static_cast<int>(compact->parts[0].release.next[which]);
          i < c->num_input_files(which); i++) {
-      c->edit()->RemoveFile(c->level() + which, c->input(which, i)->number);
+      c->edit()->RemoveFile(which == 0 ? c->level() : c->output_level(),
+                            c->input(which, i)->number);
     }
   }
   for (const CompactionPart& part : compact->parts) {
     for (size_t i = part.installed_outputs; i < part.outputs.size(); i++) {
       const CompactionOutput& out = part.outputs[i];
-      c->edit()->AddFile(c->level() + 1, out.number, out.file_size,
+      c->edit()->AddFile(c->output_level(), out.number, out.file_size,
                          out.smallest, out.largest);
     }
   }
@@ -320,7 +322,7 @@ absl::Status DBImpl::ReleaseMergedInputs(const CompactionState& compact,
   VersionEdit edit;
   for (size_t i = part->installed_outputs; i < part->outputs.size(); i++) {
     const CompactionOutput& out = part->outputs[i];
-    edit.AddFile(c->level() + 1, out.number, out.file_size, out.smallest,
+    edit.AddFile(c->output_level(), out.number, out.file_size, out.smallest,
                  out.largest);
   }
   std::vector<uint64_t> released;
@@ -329,7 +331,7 @@ absl::Status DBImpl::ReleaseMergedInputs(const CompactionState& compact,
     const size_t begin = part->release.next[which];
     for (size_t i = begin; i < begin + consumed[which]; i++) {
       const FileMetaData* f = c->input(which, static_cast<int>(i));
-      edit.RemoveFile(c->level() + which, f->number);
+      edit.RemoveFile(which == 0 ? c->level() : c->output_level(), f->number);
       released.push_back(f->number);
       released_bytes += f->file_size;
     }
@@ -423,7 +425,7 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
     total_bytes += part.total_bytes;
     part.input.reset();
   }
-  LevelStats& stats = level_stats_[c->level() + 1];
+  LevelStats& stats = level_stats_[c->output_level()];
   stats.micros += static_cast<int64_t>(env_->NowMicros() - start_micros) -
                   compact->imm_micros;
   stats.bytes_read += c->InputBytes(0) + c->InputBytes(1);
@@ -446,7 +448,7 @@ absl::Status DBImpl::DoCompactionWork(CompactionState* compact) {
   LogMessage(absl::StrFormat(
       "[job %d] compaction finished: outputs level %d [%s]; read %d bytes, "
       "wrote %d bytes, %.3f sec: %s; levels: %s",
-      compact->job, c->level() + 1, outputs,
+      compact->job, c->output_level(), outputs,
       c->InputBytes(0) + c->InputBytes(1), total_bytes,
       (env_->NowMicros() - start_micros) / 1e6, status.ToString(),
       LevelSummary()));
@@ -517,7 +519,7 @@ absl::Status DBImpl::MergeCompactionPart(const CompactionState& compact,
         (part->builder == nullptr ||
          part->builder->FileSize() >= c->MaxOutputFileSize() / 2)) {
       // Every entry before this user key is merged: free the input tables
-      // that are done, if the outputs so far can join level + 1 now.
+      // that are done, if the outputs so far can join the output level now.
       size_t consumed[2];
       if (c->ReleasableBefore(ikey.user_key, part->release, consumed)) {
         if (part->builder != nullptr) {

@@ -106,6 +106,8 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
   add("max_bytes_for_level_base", num(o.max_bytes_for_level_base));
   add("max_bytes_for_level_multiplier",
       absl::StrFormat("%g", o.max_bytes_for_level_multiplier));
+  add("level_compaction_dynamic_level_bytes",
+      flag(o.level_compaction_dynamic_level_bytes));
   add("max_subcompactions", num(o.max_subcompactions));
   add("free_compaction_inputs_early", flag(o.free_compaction_inputs_early));
   add("disable_auto_compactions", flag(o.disable_auto_compactions));
@@ -170,8 +172,8 @@ void DBImpl::LogCompactionStart(int job, const char* reason,
   LogMessage(absl::StrFormat(
       "[job %d] compaction started (%s): level %d -> %d; inputs: level %d "
       "[%s] %d bytes, level %d [%s] %d bytes; %d part(s)",
-      job, reason, c.level(), c.level() + 1, c.level(), DescribeFiles(c, 0),
-      c.InputBytes(0), c.level() + 1, DescribeFiles(c, 1), c.InputBytes(1),
+      job, reason, c.level(), c.output_level(), c.level(), DescribeFiles(c, 0),
+      c.InputBytes(0), c.output_level(), DescribeFiles(c, 1), c.InputBytes(1),
       parts));
 }
 

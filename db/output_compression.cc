@@ -3,6 +3,7 @@
 
 #include "db/output_compression.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -14,24 +15,26 @@
 namespace siftdb {
 
 CompressionType OutputCompression(const Options& options, int level,
-                                  bool bottommost) {
+                                  bool bottommost, int base_level) {
   if (bottommost &&
       options.bottommost_compression != kDisableCompressionOption) {
     return options.bottommost_compression;
   }
   const auto& per_level = options.compression_per_level;
   if (per_level.empty()) return options.compression;
-  const size_t i = level < 0 ? 0 : static_cast<size_t>(level);
+  const size_t i =
+      level <= 0 ? 0 : static_cast<size_t>(std::max(1, level - base_level + 1));
   return i < per_level.size() ? per_level[i] : per_level.back();
 }
 
 TableOptions OutputTableOptions(const TableOptions& base,
                                 const Options& options, int level,
-                                int deepest_level, bool bottommost) {
+                                int deepest_level, bool bottommost,
+                                int base_level) {
   TableOptions out = base;
   out.filter_policy =
       OutputFilterPolicy(base.filter_policy, options, level, deepest_level);
-  out.compression = OutputCompression(options, level, bottommost);
+  out.compression = OutputCompression(options, level, bottommost, base_level);
   out.compression_level = options.compression_opts.level;
   // optimize_filters_for_hits: no filter at the bottom (a table without
   // one answers "may match" for every key).

@@ -22,8 +22,12 @@ class Version;
 
 // The type for a table written to `level`; `bottommost` only for a
 // compaction output on the bottommost level (never for a flush).
+// compression_per_level[i] applies to level i, except that under
+// level_compaction_dynamic_level_bytes its entry 1 applies to the base
+// level, 2 to the one below, and so on (RocksDB's rule), so that the same
+// list fits however deep the tree is.
 CompressionType OutputCompression(const Options& options, int level,
-                                  bool bottommost);
+                                  bool bottommost, int base_level = 1);
 
 // `base` with the compression (type and level) of a table written to
 // `level`, its filter policy sized for that level (OutputFilterPolicy;
@@ -32,7 +36,8 @@ CompressionType OutputCompression(const Options& options, int level,
 // Options::optimize_filters_for_hits.
 TableOptions OutputTableOptions(const TableOptions& base,
                                 const Options& options, int level,
-                                int deepest_level, bool bottommost);
+                                int deepest_level, bool bottommost,
+                                int base_level = 1);
 
 // The deepest level of `v` holding a table (0 when none does).
 int DeepestNonEmptyLevel(const Version& v);

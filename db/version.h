@@ -116,6 +116,21 @@ class Version {
     return pending_compaction_bytes_;
   }
 
+  // Where level-0 tables are compacted to: 1, or under
+  // Options::level_compaction_dynamic_level_bytes the level the last
+  // level's size calls for (every level between 0 and it is empty). Set by
+  // VersionSet::Finalize.
+  int base_level() const { return base_level_; }
+  // The level a compaction of `level` (< kNumLevels - 1) writes into.
+  int OutputLevel(int level) const {
+    return level == 0 ? base_level_ : level + 1;
+  }
+  // Target bytes of a level >= 1 (set by VersionSet::Finalize); levels
+  // above the base level have none (0): they stay empty.
+  double level_target_bytes(int level) const {
+    return level_target_bytes_[level];
+  }
+
   int NumFiles(int level) const {
     return static_cast<int>(files_[level].size());
   }
@@ -184,6 +199,8 @@ class Version {
   double compaction_score_ = -1;
   uint64_t pending_compaction_bytes_ = 0;
   int compaction_level_ = -1;
+  int base_level_ = 1;
+  double level_target_bytes_[kNumLevels] = {};
 
   // Seek-triggered compaction (LevelDB's idea): a lookup that consults a
   // table and then has to continue below it charges that table one

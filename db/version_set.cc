@@ -403,17 +403,74 @@ absl::Status VersionSet::Recover(bool* save_manifest) {
   return absl::OkStatus();
 }
 
-double VersionSet::MaxBytesForLevel(int level) const {
-  double result = static_cast<double>(options_->max_bytes_for_level_base);
-  for (int l = 1; l < level; l++) {
-    result *= options_->max_bytes_for_level_multiplier;
+void VersionSet::SetLevelTargets(Version* v) const {
+  const double base = static_cast<double>(options_->max_bytes_for_level_base);
+  const double mult = options_->max_bytes_for_level_multiplier;
+  for (int level = 0; level < kNumLevels; level++) {
+    v->level_target_bytes_[level] = 0;
   }
-  return result;
+  v->base_level_ = 1;
+  if (!options_->level_compaction_dynamic_level_bytes) {
+    double target = base;
+    for (int level = 1; level < kNumLevels; level++) {
+      v->level_target_bytes_[level] = target;
+      target *= mult;
+    }
+    return;
+  }
+  // Dynamic sizing (RocksDB's level_compaction_dynamic_level_bytes): the
+  // largest level below 0 sets the targets of those above it, each a
+  // multiplier smaller, so about (mult - 1) / mult of the data sits in the
+  // last level whatever the DB's size. The base level (where level 0
+  // compacts to) is the shallowest level whose target is at least
+  // base / mult; the levels between 0 and it stay empty. The base level
+  // never lies below the first non-empty level, so a DB grown with static
+  // targets converts as compactions drain its upper levels.
+  int first_non_empty = 0;
+  double largest = 0;
+  for (int level = 1; level < kNumLevels; level++) {
+    double bytes = 0;
+    for (const FileMetaData* f : v->files_[level]) bytes += f->file_size;
+    if (bytes > 0 && first_non_empty == 0) first_non_empty = level;
+    largest = std::max(largest, bytes);
+  }
+  if (first_non_empty == 0) {
+    // Nothing below level 0 yet: level 0 compacts straight to the last
+    // level, which holds everything.
+    v->base_level_ = kNumLevels - 1;
+    v->level_target_bytes_[kNumLevels - 1] = base;
+    return;
+  }
+  // The first non-empty level's target if the last level's were `largest`.
+  double size = largest;
+  for (int level = kNumLevels - 2; level >= first_non_empty; level--) {
+    size /= mult;
+  }
+  int base_level = first_non_empty;
+  double base_size;
+  if (size <= base / mult) {
+    base_size = base / mult;  // more levels in use than the data needs
+  } else {
+    while (base_level > 1 && size > base) {
+      base_level--;
+      size /= mult;
+    }
+    base_size = std::min(size, base);
+  }
+  v->base_level_ = base_level;
+  double target = base_size;
+  for (int level = base_level; level < kNumLevels; level++) {
+    // No target below base: a level smaller than level 0 would make level
+    // scores starve level 0, which then stalls writes.
+    v->level_target_bytes_[level] = std::max(target, base);
+    target *= mult;
+  }
 }
 
 uint64_t VersionSet::EstimatePendingCompactionBytes(const Version& v) const {
   // RocksDB's estimate: level 0, once at its trigger, is merged with all
-  // of level 1; every level L >= 1 over its target passes the excess down,
+  // of the base level; every level L >= 1 over its target passes the excess
+  // down,
   // rewriting with it the overlapping part of level L + 1, taken in
   // proportion to the two levels' sizes (excess * (size(L+1) / size(L) +
   // 1)). The excess of level L is added to level L + 1's size before that
@@ -434,12 +491,12 @@ uint64_t VersionSet::EstimatePendingCompactionBytes(const Version& v) const {
     carried = level_bytes[0];
     total += carried;
   }
-  for (int level = 1; level < kNumLevels - 1; level++) {
+  for (int level = v.base_level_; level < kNumLevels - 1; level++) {
     uint64_t bytes = level_bytes[level];
-    if (level == 1 && level0_due) total += bytes;
+    if (level == v.base_level_ && level0_due) total += bytes;
     bytes += carried;
     carried = 0;
-    const double target = MaxBytesForLevel(level);
+    const double target = v.level_target_bytes_[level];
     if (static_cast<double>(bytes) <= target) continue;
     carried = bytes - static_cast<uint64_t>(target);
     const double next = static_cast<double>(level_bytes[level + 1]);
@@ -452,6 +509,7 @@ uint64_t VersionSet::EstimatePendingCompactionBytes(const Version& v) const {
 }
 
 void VersionSet::Finalize(Version* v) {
+  SetLevelTargets(v);
   int best_level = -1;
   double best_score = -1;
   for (int level = 0; level < kNumLevels - 1; level++) {
@@ -464,7 +522,9 @@ void VersionSet::Finalize(Version* v) {
     } else {
       int64_t bytes = 0;
       for (const FileMetaData* f : v->files_[level]) bytes += f->file_size;
-      score = static_cast<double>(bytes) / MaxBytesForLevel(level);
+      const double target = v->level_target_bytes_[level];
+      // A level above the base level is empty (it has no target).
+      score = target > 0 ? static_cast<double>(bytes) / target : 0;
     }
     if (score > best_score) {
       best_level = level;

@@ -105,8 +105,9 @@ class VersionSet {
   // Approximate byte offset of internal key `key` in the data of version v.
   uint64_t ApproximateOffsetOf(Version* v, std::string_view key);
 
-  // Target bytes for a level >= 1.
-  double MaxBytesForLevel(int level) const;
+  // Sets v's base level and level targets from the options and, with
+  // level_compaction_dynamic_level_bytes, from v's level sizes.
+  void SetLevelTargets(Version* v) const;
   // Version::pending_compaction_bytes() of v (its files set).
   uint64_t EstimatePendingCompactionBytes(const Version& v) const;
   // True when some level's score calls for a compaction, or lookups have

@@ -49,6 +49,9 @@ struct EngineConfig {
   uint64_t delayed_write_rate = uint64_t{16} << 20;
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;
+  // Options::level_compaction_dynamic_level_bytes (siftdb and RocksDB,
+  // whose 7.x default is also false; LevelDB has static targets only).
+  bool level_compaction_dynamic_level_bytes = false;
   // Threads per compaction (siftdb and RocksDB max_subcompactions; LevelDB
   // has one background thread and ignores it).
   int subcompactions = 1;

@@ -151,6 +151,8 @@ class RocksDBEngine final : public BenchEngine {
     }
     cursor_options_.total_order_seek = config.total_order_seek;
     options_.max_bytes_for_level_base = uint64_t{10} << 20;
+    options_.level_compaction_dynamic_level_bytes =
+        config.level_compaction_dynamic_level_bytes;
     // RocksDB's own defaults unless the flags change them.
     options_.soft_pending_compaction_bytes_limit =
         config.soft_pending_compaction_bytes_limit;

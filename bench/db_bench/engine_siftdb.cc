@@ -111,6 +111,8 @@ class SiftdbEngine final : public BenchEngine {
     options_.max_bytes_for_level_base = config.max_bytes_for_level_base;
     options_.max_bytes_for_level_multiplier =
         config.max_bytes_for_level_multiplier;
+    options_.level_compaction_dynamic_level_bytes =
+        config.level_compaction_dynamic_level_bytes;
     if (config.count_comparisons) options_.comparator = &comparator_;
     options_.max_subcompactions = config.subcompactions;
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;

@@ -47,6 +47,10 @@ ABSL_FLAG(int64_t, max_bytes_for_level_base, int64_t{10} << 20,
 ABSL_FLAG(double, max_bytes_for_level_multiplier, 10,
           "Growth of each level's target over the one above "
           "(Options::max_bytes_for_level_multiplier)");
+ABSL_FLAG(bool, level_compaction_dynamic_level_bytes, false,
+          "Level targets set from the last level's size, level 0 compacting "
+          "into the base level (Options::level_compaction_dynamic_level_"
+          "bytes; siftdb and RocksDB, LevelDB ignores it)");
 ABSL_FLAG(int32_t, level0_file_num_compaction_trigger, 4,
           "Level-0 tables that start a compaction "
           "(Options::level0_file_num_compaction_trigger)");
@@ -132,7 +136,6 @@ const char* const kIgnoredRocksDBFlags[] = {
     "compression_max_dict_bytes",
     "delete_obsolete_files_period_micros",
     "hard_pending_compaction_bytes_limit",
-    "level_compaction_dynamic_level_bytes",
     "max_background_compactions",
     "max_background_flushes",
     "max_background_jobs",
@@ -319,6 +322,8 @@ absl::Status ApplyShape(const tools::ToolArgs& args, BenchConfig* c) {
         "--max_bytes_for_level_multiplier=%g: must be in (1, 1000]", mult));
   }
   e.max_bytes_for_level_multiplier = mult;
+  e.level_compaction_dynamic_level_bytes =
+      absl::GetFlag(FLAGS_level_compaction_dynamic_level_bytes);
   if (args.WasSet("target_file_size_base")) {
     const int64_t size = absl::GetFlag(FLAGS_target_file_size_base);
     if (size != 0) {

@@ -143,11 +143,14 @@ std::string FormatHeader(const BenchConfig& config,
       e.block_size, e.max_open_files);
   out += absl::StrFormat(
       "Levels:     level-0 compaction/slowdown/stop at %d/%d/%d tables; "
-      "level 1 %s, x%g per level\n",
+      "level 1 %s, x%g per level%s\n",
       e.level0_file_num_compaction_trigger, e.level0_slowdown_writes_trigger,
       e.level0_stop_writes_trigger,
       MiB(static_cast<double>(e.max_bytes_for_level_base)),
-      e.max_bytes_for_level_multiplier);
+      e.max_bytes_for_level_multiplier,
+      e.level_compaction_dynamic_level_bytes
+          ? " (dynamic: set from the last level)"
+          : "");
   out += absl::StrFormat("Threads:    %d\n", config.threads);
   if (config.sync) out += "Sync:       every write waits for fdatasync\n";
   if (config.batch_size > 1) {

@@ -405,6 +405,9 @@ SIFTDB_EXPORT void siftdb_options_set_max_bytes_for_level_base(
     siftdb_options_t* options, uint64_t bytes);
 SIFTDB_EXPORT void siftdb_options_set_max_bytes_for_level_multiplier(
     siftdb_options_t* options, double multiplier);
+// Options::level_compaction_dynamic_level_bytes (0 or 1).
+SIFTDB_EXPORT void siftdb_options_set_level_compaction_dynamic_level_bytes(
+    siftdb_options_t* options, unsigned char on);
 // In [1, 64].
 SIFTDB_EXPORT void siftdb_options_set_max_subcompactions(
     siftdb_options_t* options, int n);

@@ -287,6 +287,20 @@ struct SIFTDB_EXPORT Options {
   // Level 1 target size; level L targets base * multiplier^(L-1).
   uint64_t max_bytes_for_level_base = uint64_t{10} << 20;
   double max_bytes_for_level_multiplier = 10;
+  // RocksDB's option of the same name. When true the targets are set from
+  // the bottom: the largest level's size, divided by the multiplier once
+  // per level up, gives each level's target, so about (multiplier - 1) /
+  // multiplier of the data lives in the last level whatever the DB's size
+  // (with static targets a DB just past a level's target keeps a large
+  // share of its data, and of its obsolete versions, higher up). Level 0
+  // compacts into the base level, the shallowest level whose target is at
+  // least max_bytes_for_level_base / multiplier; the levels between 0 and
+  // the base level stay empty, and no target is below
+  // max_bytes_for_level_base. compression_per_level[1] then applies to the
+  // base level. Safe to switch either way on an existing DB: the targets
+  // follow the sizes found, and the base level never lies below the first
+  // non-empty level. docs/compaction.md. Default false.
+  bool level_compaction_dynamic_level_bytes = false;
   // Threads that may merge one compaction, each over its own key range (in
   // [1, 64]; 1, the default, as in LevelDB and RocksDB, merges on the
   // background thread alone). A compaction is split only where the next

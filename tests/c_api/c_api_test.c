@@ -199,6 +199,7 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_delayed_write_rate(o, 8u << 20);
   siftdb_options_set_max_bytes_for_level_base(o, 256 << 10);
   siftdb_options_set_max_bytes_for_level_multiplier(o, 8);
+  siftdb_options_set_level_compaction_dynamic_level_bytes(o, 1);
   siftdb_options_set_max_subcompactions(o, 2);
   siftdb_options_set_free_compaction_inputs_early(o, 1);
   siftdb_options_set_disable_auto_compactions(o, 0);
