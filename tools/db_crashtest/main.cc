@@ -319,7 +319,9 @@ bool RepairAndCompare(const CrashTestPlan& plan, uint64_t cycle) {
   return true;
 }
 
-// One kill/verify cycle, drawing its delay and subcompactions from *rnd.
+// One kill/verify cycle, drawing its delay, subcompactions and level
+// sizing (static or dynamic: a DB switching between them at every reopen)
+// from *rnd.
 // Prints one line when it passes; false (after printing why) when not.
 bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
                    uint64_t cycle, Random* rnd) {
@@ -332,6 +334,9 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
       "--subcompactions=%s", plan.fixed_subcompactions.has_value()
                                  ? *plan.fixed_subcompactions
                                  : std::to_string(drawn));
+  const bool dynamic_levels = rnd->OneIn(2);
+  const std::string level_sizing =
+      absl::StrFormat("--dynamic_levels=%s", dynamic_levels ? "true" : "false");
   std::function<bool()> during = [delay] {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     return true;
@@ -355,10 +360,10 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
     };
   }
 #endif
-  if (!RunStressUntilKilled(
-          plan, cycle, delay,
-          {subcompactions, absl::StrFormat("--seed=%d", flags.seed + cycle)},
-          during)) {
+  if (!RunStressUntilKilled(plan, cycle, delay,
+                            {subcompactions, level_sizing,
+                             absl::StrFormat("--seed=%d", flags.seed + cycle)},
+                            during)) {
     return false;
   }
   // The crash image as the kill left it, before anything reopens it.
@@ -390,8 +395,8 @@ bool RunCrashCycle(CrashTestPlan& plan, const CrashTestFlags& flags,
     if (!RepairAndCompare(plan, cycle)) return false;
     plan.repair_cycles++;
   }
-  absl::PrintF("cycle %d: killed after %d ms (%s%s), verified%s\n", cycle,
-               delay, subcompactions, fault_note,
+  absl::PrintF("cycle %d: killed after %d ms (%s, %s%s), verified%s\n", cycle,
+               delay, subcompactions, level_sizing, fault_note,
                repair_cycle ? ", repair agrees with reopen" : "");
   fflush(stdout);
   return true;

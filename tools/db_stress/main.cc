@@ -13,7 +13,8 @@
 //        RepairDB on COPY (a copy of DIR's crash image), then DIR reopened
 //        and COPY compared on every key (repair_compare.h)
 //
-// --subcompactions=N runs compactions split over N threads.
+// --subcompactions=N runs compactions split over N threads;
+// --dynamic_levels sets Options::level_compaction_dynamic_level_bytes.
 //
 // With --remote_filter=HOST:PORT (run and verify modes) the DB mirrors its
 // filters into that Redis in sync mode, and verify also checks that the
@@ -60,6 +61,8 @@ ABSL_FLAG(uint64_t, cycles, 10, "powerloss mode: crash cycles");
 ABSL_FLAG(bool, paranoid_checks, false, "Open with paranoid_checks");
 ABSL_FLAG(uint32_t, subcompactions, 1,
           "Options::max_subcompactions, threads per compaction (1..64)");
+ABSL_FLAG(bool, dynamic_levels, false,
+          "Options::level_compaction_dynamic_level_bytes");
 #if SIFTDB_WITH_REDIS
 ABSL_FLAG(std::string, remote_filter, "",
           "Mirror filters to this Redis HOST:PORT (sync) and check the mirror");
@@ -81,6 +84,8 @@ Options StressOptions() {
   // Validated by DB::Open (InvalidArgument outside [1, 64]).
   options.max_subcompactions = static_cast<int>(
       std::min<uint32_t>(absl::GetFlag(FLAGS_subcompactions), 1u << 20));
+  options.level_compaction_dynamic_level_bytes =
+      absl::GetFlag(FLAGS_dynamic_levels);
 #if SIFTDB_WITH_REDIS
   if (!absl::GetFlag(FLAGS_remote_filter).empty()) {
     options.remote_filter.mode = RemoteFilterOptions::Mode::kSync;
