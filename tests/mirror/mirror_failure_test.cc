@@ -78,7 +78,9 @@ TEST_F(MirrorFailureTest, RedisKilledThenRestartedEmpty) {
   const absl::Time start = absl::Now();
   for (int i = 2000; i < 2500; i++) {
     ASSERT_TRUE(Put(db.get(), i).ok());
-    if (i % 100 == 0) ASSERT_TRUE(Impl(db.get())->FlushMemTable().ok());
+    if (i % 100 == 0) {
+      ASSERT_TRUE(Impl(db.get())->FlushMemTable().ok());
+    }
   }
   const absl::Duration took = absl::Now() - start;
   EXPECT_LT(took,

@@ -82,7 +82,9 @@ class MirrorPrefixTest : public ::testing::Test {
         b.Clear();
       }
     }
-    if (b.Count() > 0) ASSERT_TRUE(db->Write(WriteOptions(), &b).ok());
+    if (b.Count() > 0) {
+      ASSERT_TRUE(db->Write(WriteOptions(), &b).ok());
+    }
   }
 
   void Settle(DB* db, const std::string& name, const std::string& dir) {
@@ -167,7 +169,9 @@ TEST_F(MirrorPrefixTest, NoFalseNegativesOverMemTablesAndTables) {
   for (int p = 40000; p < 46000; p += 200) {
     WritePrefixes(db->get(), p, p + 200, 1, 2);
     acked.store(p + 200);
-    if (p % 1000 == 0) ASSERT_TRUE(Impl(db->get())->FlushMemTable().ok());
+    if (p % 1000 == 0) {
+      ASSERT_TRUE(Impl(db->get())->FlushMemTable().ok());
+    }
   }
   stop.store(true);
   checker.join();

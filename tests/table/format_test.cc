@@ -237,7 +237,9 @@ TEST(FormatTest, PropertiesRoundTripAndUnknownNames) {
     if (name == "siftdb.filter.bits_per_key") {
       EXPECT_EQ(Hex(value), "00 00 00 00 00 00 23 40");  // 9.5
     }
-    if (name == "siftdb.num.entries") EXPECT_EQ(Hex(value), "b9 60");
+    if (name == "siftdb.num.entries") {
+      EXPECT_EQ(Hex(value), "b9 60");
+    }
   }
 }
 
