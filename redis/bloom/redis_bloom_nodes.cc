@@ -173,7 +173,10 @@ bool BloomNodes::IsRedirect(const absl::Status& status, bool cluster_known) {
       absl::StrContains(m, "TRYAGAIN") || absl::StrContains(m, "CLUSTERDOWN")) {
     return true;
   }
-  return cluster_known && absl::StrContains(m, "EXECABORT");
+  // EXECABORT: a redirect inside MULTI. "non local key": a script (its
+  // meta hash still here) touched a sub-filter key already migrated.
+  return cluster_known && (absl::StrContains(m, "EXECABORT") ||
+                           absl::StrContains(m, "non local key"));
 }
 
 }  // namespace siftdb::redis_bloom

@@ -11,7 +11,9 @@
 //     CLUSTER SLOTS, reloaded by Refresh() after a redirect.
 //   * Redirects: a RedisBloomImpl talks to one node and returns a -MOVED /
 //     -ASK / -TRYAGAIN / -CLUSTERDOWN reply (or the -EXECABORT a redirect
-//     inside MULTI causes) as an error status. IsRedirect() recognises
+//     inside MULTI causes, or the "non local key" error of a script whose
+//     meta hash is still here while a sub-filter key has already migrated)
+//     as an error status. IsRedirect() recognises
 //     them; the caller refreshes the map and resends the whole call to the
 //     slot's owner once the slot has settled (no ASKING: a call is several
 //     commands, and Redis refuses to run any command of a migrating slot

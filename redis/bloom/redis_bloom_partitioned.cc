@@ -73,6 +73,7 @@ absl::Status RedisBloomPartitioned::OnNode(
         absl::Now() > deadline) {
       return s;
     }
+    redirect_retries_++;
     nodes_->Refresh().IgnoreError();  // a failed reload: the retry says
     absl::SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Milliseconds(200));
@@ -199,6 +200,7 @@ absl::Status RedisBloomPartitioned::FanOut(const View& view,
     }
     if (!again.empty()) {
       if (absl::Now() > deadline) return status[again[0]];
+      redirect_retries_ += static_cast<int64_t>(again.size());
       nodes_->Refresh().IgnoreError();
       absl::SleepFor(backoff);
       backoff = std::min(backoff * 2, absl::Milliseconds(200));

@@ -70,6 +70,8 @@ class RedisBloomPartitioned final : public RedisBloom {
   // The seed node's filter object (observability in tests).
   RedisBloomImpl* seed_bloom() { return seed_bloom_.get(); }
   redis_bloom::BloomNodes& nodes() { return *nodes_; }
+  // Calls (or partitions' shares of a call) resent after a redirect.
+  int64_t redirect_retries() const { return redirect_retries_; }
 
   using RedisBloom::Reserve;
   absl::Status Reserve(std::string_view name, double error_rate,
@@ -191,6 +193,7 @@ class RedisBloomPartitioned final : public RedisBloom {
   const absl::Duration retry_deadline_;
   absl::flat_hash_map<std::string, std::unique_ptr<View>> cache_;
   std::mt19937_64 rng_;
+  int64_t redirect_retries_ = 0;
 };
 
 }  // namespace siftdb
