@@ -16,6 +16,11 @@
 //   bf:{NAME}:meta      hash: parameters, counts, sub-filter list
 //   bf:{NAME}:bitmap:i  string: sub-filter i's bit array (RedisBloom bytes)
 // Counting filters use cbf:{NAME}:meta and cbf:{NAME}:counters.
+// A partitioned filter (BloomReserveOptions::partitions > 1) is P such
+// filters under P hash tags, spread over a Redis Cluster's masters; the
+// object Open returns routes items and follows the cluster's slot map
+// (docs/redis_bloom.md section 11). Counts (Card, Info) are the sums of
+// the partitions'.
 //
 // Atomicity: every mutating call is one Lua script run by EVALSHA (reloaded
 // on NOSCRIPT), so concurrent clients never split an add from its count or
