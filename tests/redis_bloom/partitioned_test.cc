@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "redis/bloom/redis_bloom_command.h"
 #include "redis/bloom/redis_bloom_partition_layout.h"
 #include "redis/bloom/redis_bloom_partitioned.h"
 #include "redis/client/redis_cluster_client.h"
@@ -420,6 +421,43 @@ TEST_F(PartitionedClusterTest, BadOptionsNameTheOption) {
   check(o, "expansion");
   check(Partitions(2, 100), "'{'", "a{b}");
   EXPECT_FALSE(*bloom->Exists("bad", "x"));
+}
+
+// siftdb's BF.RESERVE ... PARTITIONS p, through the interpreter sift_bf
+// and the server use, on a client of one cluster node.
+TEST_F(PartitionedClusterTest, ReserveCommandTakesPartitions) {
+  RedisClientOptions co;
+  co.endpoint = cluster_->nodes()[1]->endpoint();
+  auto client = RedisClient::Connect(co);
+  ASSERT_TRUE(client.ok()) << client.status();
+  RedisBloomCommands cmd(client->get());
+  auto run = [&](const std::vector<std::string>& argv) {
+    return cmd.Execute(argv);
+  };
+  EXPECT_EQ(run({"BF.RESERVE", "cmdp", "0.01", "900", "EXPANSION", "4",
+                 "PARTITIONS", "3"})
+                .str(),
+            "OK");
+  RedisReply added = run({"BF.MADD", "cmdp", "a", "b", "c", "a"});
+  ASSERT_TRUE(added.is_array()) << added.DebugString();
+  EXPECT_EQ(added.elements().size(), 4u);
+  EXPECT_EQ(run({"BF.CARD", "cmdp"}).integer(), 3);
+  EXPECT_EQ(run({"BF.EXISTS", "cmdp", "b"}).integer(), 1);
+  RedisReply cap = run({"BF.INFO", "cmdp", "CAPACITY"});
+  ASSERT_TRUE(cap.is_array()) << cap.DebugString();
+  EXPECT_EQ(cap.elements()[0].integer(), 900);
+  EXPECT_EQ(run({"TYPE", "cmdp"}).str(), "MBbloom--");
+  EXPECT_EQ(run({"BF.RESERVE", "cmdq", "0.01", "100", "PARTITIONS", "x"}).str(),
+            "ERR bad partitions");
+  RedisReply zero =
+      run({"BF.RESERVE", "cmdq", "0.01", "100", "PARTITIONS", "0"});
+  EXPECT_TRUE(zero.is_error());
+  EXPECT_NE(zero.str().find("partitions"), std::string::npos) << zero.str();
+  // Without PARTITIONS the arity rule stays RedisBloom's.
+  EXPECT_TRUE(run({"BF.RESERVE", "cmdq", "0.01", "100", "a", "b", "c", "d"})
+                  .is_error());
+  EXPECT_EQ(run({"DEL", "cmdp"}).integer(), 1);
+  EXPECT_EQ(run({"BF.EXISTS", "cmdp", "b"}).integer(), 0);
 }
 
 // Partitions on a standalone Redis: all on the one server, same rules.
