@@ -88,7 +88,7 @@ int CountTrue(const std::vector<bool>& v) {
   return n;
 }
 
-class PartitionedClusterTest : public ::testing::Test {
+class BloomPartitionedClusterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (RedisServer::FindBinary().empty() || RedisServer::FindCli().empty()) {
@@ -140,9 +140,9 @@ class PartitionedClusterTest : public ::testing::Test {
   static RedisCluster* cluster_;
 };
 
-RedisCluster* PartitionedClusterTest::cluster_ = nullptr;
+RedisCluster* BloomPartitionedClusterTest::cluster_ = nullptr;
 
-TEST_F(PartitionedClusterTest, PartitionsSpreadAndCountsSumExactly) {
+TEST_F(BloomPartitionedClusterTest, PartitionsSpreadAndCountsSumExactly) {
   auto bloom = Open(0);
   ASSERT_NE(bloom, nullptr);
   const std::string name = "spread";
@@ -197,7 +197,7 @@ TEST_F(PartitionedClusterTest, PartitionsSpreadAndCountsSumExactly) {
   EXPECT_EQ(*bloom->Card("plain-on-cluster"), 1);
 }
 
-TEST_F(PartitionedClusterTest, NoFalseNegativeWhileAPartitionSlotMoves) {
+TEST_F(BloomPartitionedClusterTest, NoFalseNegativeWhileAPartitionSlotMoves) {
   auto bloom = Open(0);
   ASSERT_NE(bloom, nullptr);
   const std::string name = "moving";
@@ -258,7 +258,8 @@ TEST_F(PartitionedClusterTest, NoFalseNegativeWhileAPartitionSlotMoves) {
   EXPECT_EQ(CountTrue(*seen), 6000);
 }
 
-TEST_F(PartitionedClusterTest, DeleteReadsAbsentEvenIfAPartitionDeleteFails) {
+TEST_F(BloomPartitionedClusterTest,
+       DeleteReadsAbsentEvenIfAPartitionDeleteFails) {
   auto admin = Open(0);
   ASSERT_NE(admin, nullptr);
   const std::string name = "half-deleted";
@@ -308,7 +309,7 @@ TEST_F(PartitionedClusterTest, DeleteReadsAbsentEvenIfAPartitionDeleteFails) {
   }
 }
 
-TEST_F(PartitionedClusterTest, ExpirePersistTtlCoverEveryPartition) {
+TEST_F(BloomPartitionedClusterTest, ExpirePersistTtlCoverEveryPartition) {
   auto bloom = Open(0);
   ASSERT_NE(bloom, nullptr);
   const std::string name = "expiring";
@@ -352,7 +353,7 @@ TEST_F(PartitionedClusterTest, ExpirePersistTtlCoverEveryPartition) {
   EXPECT_FALSE(*bloom->Exists(name, "e-1"));
 }
 
-TEST_F(PartitionedClusterTest, ScanDumpLoadChunkRoundTrip) {
+TEST_F(BloomPartitionedClusterTest, ScanDumpLoadChunkRoundTrip) {
   auto bloom = Open(0);
   ASSERT_NE(bloom, nullptr);
   const std::string name = "dumped";
@@ -398,7 +399,7 @@ TEST_F(PartitionedClusterTest, ScanDumpLoadChunkRoundTrip) {
   EXPECT_EQ(*bloom->Card("loaded"), *bloom->Card(name) + 1);
 }
 
-TEST_F(PartitionedClusterTest, BadOptionsNameTheOption) {
+TEST_F(BloomPartitionedClusterTest, BadOptionsNameTheOption) {
   auto bloom = Open(0);
   ASSERT_NE(bloom, nullptr);
   auto check = [&](BloomReserveOptions o, const std::string& word,
@@ -425,7 +426,7 @@ TEST_F(PartitionedClusterTest, BadOptionsNameTheOption) {
 
 // siftdb's BF.RESERVE ... PARTITIONS p, through the interpreter sift_bf
 // and the server use, on a client of one cluster node.
-TEST_F(PartitionedClusterTest, ReserveCommandTakesPartitions) {
+TEST_F(BloomPartitionedClusterTest, ReserveCommandTakesPartitions) {
   RedisClientOptions co;
   co.endpoint = cluster_->nodes()[1]->endpoint();
   auto client = RedisClient::Connect(co);
@@ -461,7 +462,7 @@ TEST_F(PartitionedClusterTest, ReserveCommandTakesPartitions) {
 }
 
 // Partitions on a standalone Redis: all on the one server, same rules.
-TEST(PartitionedStandaloneTest, WorksOnOneServer) {
+TEST(BloomPartitionedStandaloneTest, WorksOnOneServer) {
   SIFTDB_REQUIRE_REDIS();
   auto server = RedisServer::Start();
   ASSERT_TRUE(server.ok()) << server.status();
