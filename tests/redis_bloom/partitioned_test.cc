@@ -190,10 +190,37 @@ TEST_F(BloomPartitionedClusterTest, PartitionsSpreadAndCountsSumExactly) {
   EXPECT_TRUE(*bloom->Exists(name, "late-item"));
   EXPECT_EQ(*bloom->Card(name), added + 1);
 
+  // A client that has never seen the filter: its first call of each kind
+  // finds the partitioned meta hash.
+  for (int call = 0; call < 4; call++) {
+    auto fresh = Open(1);
+    ASSERT_NE(fresh, nullptr);
+    switch (call) {
+      case 0:
+        EXPECT_TRUE(*fresh->Exists(name, "it-7"));
+        break;
+      case 1: {
+        BloomInsertOptions io;
+        io.nocreate = true;
+        auto r = fresh->Insert(name, {"ins-1", "it-8"}, io);
+        ASSERT_TRUE(r.ok()) << r.status();
+        EXPECT_EQ(r->added, (std::vector<bool>{true, false}));
+        break;
+      }
+      case 2:
+        EXPECT_EQ(fresh->Info(name)->items, static_cast<uint64_t>(added + 2));
+        break;
+      case 3:
+        EXPECT_EQ(*fresh->Card(name), added + 2);
+        break;
+    }
+  }
+
   // An unpartitioned filter on the cluster, whatever node it lands on.
   auto plain = other->Add("plain-on-cluster", "x");
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_TRUE(*bloom->Exists("plain-on-cluster", "x"));
+  EXPECT_EQ(bloom->Info("plain-on-cluster")->capacity, 100u);
   EXPECT_EQ(*bloom->Card("plain-on-cluster"), 1);
 }
 
