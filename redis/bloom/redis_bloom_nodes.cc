@@ -166,10 +166,25 @@ absl::Status BloomNodes::RunParallel(
   return absl::OkStatus();
 }
 
+namespace {
+
+// Whether `m` has `word` followed by a space and a digit (a slot number),
+// so a filter whose name merely contains the word is not taken for one.
+bool HasRedirectWord(absl::string_view m, absl::string_view word) {
+  for (size_t at = m.find(word); at != absl::string_view::npos;
+       at = m.find(word, at + 1)) {
+    const size_t digit = at + word.size();
+    if (digit < m.size() && m[digit] >= '0' && m[digit] <= '9') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool BloomNodes::IsRedirect(const absl::Status& status, bool cluster_known) {
   if (status.ok()) return false;
   const absl::string_view m = status.message();
-  if (absl::StrContains(m, "MOVED ") || absl::StrContains(m, "ASK ") ||
+  if (HasRedirectWord(m, "MOVED ") || HasRedirectWord(m, "ASK ") ||
       absl::StrContains(m, "TRYAGAIN") || absl::StrContains(m, "CLUSTERDOWN")) {
     return true;
   }

@@ -451,6 +451,26 @@ TEST_F(BloomPartitionedClusterTest, BadOptionsNameTheOption) {
   EXPECT_FALSE(*bloom->Exists("bad", "x"));
 }
 
+// A client that has only met unpartitioned filters learns the cluster
+// from its first -MOVED, whichever call meets it.
+TEST_F(BloomPartitionedClusterTest, UnpartitionedFiltersFollowTheSlotMap) {
+  for (int seed = 0; seed < 3; seed++) {
+    const std::string name = "plain-" + std::to_string(seed);
+    auto bloom = Open(seed);
+    ASSERT_NE(bloom, nullptr);
+    ASSERT_TRUE(bloom->Reserve(name, 0.01, 1000).ok());
+    auto fresh = Open((seed + 1) % 3);
+    auto added = fresh->MAdd(name, Range("p-", 0, 300));
+    ASSERT_TRUE(added.ok()) << added.status();
+    auto again = Open((seed + 2) % 3);
+    auto seen = again->MExists(name, Range("p-", 0, 300));
+    ASSERT_TRUE(seen.ok()) << seen.status();
+    EXPECT_EQ(CountTrue(*seen), 300);
+    EXPECT_EQ(*Open(seed)->Card(name), CountTrue(added->added));
+    EXPECT_TRUE(*Open((seed + 1) % 3)->Delete(name));
+  }
+}
+
 // siftdb's BF.RESERVE ... PARTITIONS p, through the interpreter sift_bf
 // and the server use, on a client of one cluster node.
 TEST_F(BloomPartitionedClusterTest, ReserveCommandTakesPartitions) {
