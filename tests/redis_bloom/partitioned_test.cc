@@ -426,31 +426,6 @@ TEST_F(BloomPartitionedClusterTest, ScanDumpLoadChunkRoundTrip) {
   EXPECT_EQ(*bloom->Card("loaded"), *bloom->Card(name) + 1);
 }
 
-TEST_F(BloomPartitionedClusterTest, BadOptionsNameTheOption) {
-  auto bloom = Open(0);
-  ASSERT_NE(bloom, nullptr);
-  auto check = [&](BloomReserveOptions o, const std::string& word,
-                   const std::string& name = "bad") {
-    absl::Status s = bloom->Reserve(name, o);
-    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-    EXPECT_NE(std::string(s.message()).find(word), std::string::npos) << s;
-  };
-  check(Partitions(0, 100), "partitions");
-  check(Partitions(-3, 100), "partitions");
-  check(Partitions(kMaxBloomPartitions + 1, 100000), "partitions");
-  check(Partitions(int64_t{1} << 40, 100), "partitions");
-  BloomReserveOptions o = Partitions(4, 100);
-  o.error_rate = 1.5;
-  check(o, "error rate");
-  o = Partitions(4, 0);
-  check(o, "capacity");
-  o = Partitions(4, 100);
-  o.expansion = 0;
-  check(o, "expansion");
-  check(Partitions(2, 100), "'{'", "a{b}");
-  EXPECT_FALSE(*bloom->Exists("bad", "x"));
-}
-
 // A client that has only met unpartitioned filters learns the cluster
 // from its first -MOVED, whichever call meets it.
 TEST_F(BloomPartitionedClusterTest, UnpartitionedFiltersFollowTheSlotMap) {
@@ -539,6 +514,45 @@ TEST(BloomPartitionedStandaloneTest, WorksOnOneServer) {
   EXPECT_TRUE(*(*bloom)->Delete("solo"));
   EXPECT_FALSE(*(*bloom)->Delete("solo"));
   EXPECT_FALSE(*(*bloom)->Exists("solo", "i-1"));
+}
+
+// Checked before Redis is touched, so a standalone server will do (a
+// cluster per test case costs CI seconds).
+TEST(BloomPartitionedStandaloneTest, BadOptionsNameTheOption) {
+  SIFTDB_REQUIRE_REDIS();
+  auto server = RedisServer::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  RedisBloomOptions ro;
+  ro.endpoint = (*server)->endpoint();
+  auto opened = RedisBloom::Open(ro);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  RedisBloom* bloom = opened->get();
+  auto Partitions = [](int64_t p, int64_t capacity) {
+    BloomReserveOptions o;
+    o.capacity = capacity;
+    o.partitions = p;
+    return o;
+  };
+  auto check = [&](BloomReserveOptions o, const std::string& word,
+                   const std::string& name = "bad") {
+    absl::Status s = bloom->Reserve(name, o);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_NE(std::string(s.message()).find(word), std::string::npos) << s;
+  };
+  check(Partitions(0, 100), "partitions");
+  check(Partitions(-3, 100), "partitions");
+  check(Partitions(kMaxBloomPartitions + 1, 100000), "partitions");
+  check(Partitions(int64_t{1} << 40, 100), "partitions");
+  BloomReserveOptions o = Partitions(4, 100);
+  o.error_rate = 1.5;
+  check(o, "error rate");
+  o = Partitions(4, 0);
+  check(o, "capacity");
+  o = Partitions(4, 100);
+  o.expansion = 0;
+  check(o, "expansion");
+  check(Partitions(2, 100), "'{'", "a{b}");
+  EXPECT_FALSE(*bloom->Exists("bad", "x"));
 }
 
 }  // namespace partitioned_test
