@@ -15,6 +15,11 @@
 //   redis_bloom_partition_bench [--items=200000] [--batch=1000]
 //                               [--rounds=3] [--masters=1,2,3]
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -84,6 +89,31 @@ double ServerCpu(RedisClient* c) {
   return total;
 }
 
+// Whether nothing listens on loopback `port` now.
+bool PortFree(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool free =
+      bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return free;
+}
+
+// A port whose cluster bus port (+10000) is free too, so a node never
+// starts beside (or answers for) another program's server.
+int PickClusterPort() {
+  static unsigned seed = static_cast<unsigned>(getpid());
+  for (int attempt = 0; attempt < 500; attempt++) {
+    const int port = 20000 + static_cast<int>(rand_r(&seed) % 9000);
+    if (PortFree(port) && PortFree(port + 10000)) return port;
+  }
+  Die("no free port pair");
+}
+
 // A cluster of `n` masters with equal contiguous slot ranges.
 struct LocalCluster {
   std::vector<std::unique_ptr<bench::LocalRedis>> nodes;
@@ -92,7 +122,9 @@ struct LocalCluster {
   explicit LocalCluster(int n) {
     for (int i = 0; i < n; i++) {
       bench::LocalRedisOptions o;
-      o.port_base = 21000 + 40 * i;
+      // LocalRedis tries port_base + pid % 20000 first: make that the
+      // pair just found free.
+      o.port_base = PickClusterPort() - static_cast<int>(getpid() % 20000);
       o.extra_args = {"--cluster-enabled",      "yes",
                       "--cluster-config-file",  "nodes.conf",
                       "--cluster-node-timeout", "5000"};
