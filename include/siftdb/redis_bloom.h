@@ -16,6 +16,11 @@
 //   bf:{NAME}:meta      hash: parameters, counts, sub-filter list
 //   bf:{NAME}:bitmap:i  string: sub-filter i's bit array (RedisBloom bytes)
 // Counting filters use cbf:{NAME}:meta and cbf:{NAME}:counters.
+// A partitioned filter (BloomReserveOptions::partitions > 1) is P such
+// filters under P hash tags, spread over a Redis Cluster's masters; the
+// object Open returns routes items and follows the cluster's slot map
+// (docs/redis_bloom.md section 11). Counts (Card, Info) are the sums of
+// the partitions'.
 //
 // Atomicity: every mutating call is one Lua script run by EVALSHA (reloaded
 // on NOSCRIPT), so concurrent clients never split an add from its count or
@@ -167,6 +172,26 @@ enum class BloomExpireIf {
 inline constexpr absl::Duration kMaxBloomTtl =
     absl::Milliseconds(int64_t{1} << 48);
 
+// The most partitions one filter may have (BloomReserveOptions).
+inline constexpr int64_t kMaxBloomPartitions = 1024;
+
+// BF.RESERVE's parameters, and siftdb's partitions.
+struct SIFTDB_EXPORT BloomReserveOptions {
+  double error_rate = 0.01;
+  int64_t capacity = 100;
+  int64_t expansion = 2;  // >= 1
+  bool nonscaling = false;
+  // 1: one RedisBloom-layout filter in one Redis slot (as RedisBloom).
+  // P > 1 (at most kMaxBloomPartitions): P such filters under distinct hash
+  // tags spread over the slot range, so a Redis Cluster spreads them over
+  // its masters; each item lives in one partition chosen by a hash
+  // independent of its bit positions, and each partition is reserved with
+  // capacity ceil(capacity / P), the same error rate, expansion and
+  // NONSCALING. The filter's name must not contain '{' or '}'.
+  // docs/redis_bloom.md, "Partitioned filters".
+  int64_t partitions = 1;
+};
+
 class SIFTDB_EXPORT RedisBloom {
  public:
   // Connects (retrying until options.retry_deadline).
@@ -186,6 +211,12 @@ class SIFTDB_EXPORT RedisBloom {
                        int64_t capacity, int64_t expansion = 2) {
     return Reserve(name, error_rate, capacity, expansion, false);
   }
+  // BF.RESERVE with every option, partitions included. InvalidArgument
+  // naming the option for a bad value; AlreadyExists when the name is
+  // taken. The objects RedisBloom::Open returns support partitions > 1;
+  // others answer Unimplemented for it.
+  virtual absl::Status Reserve(std::string_view name,
+                               const BloomReserveOptions& options);
   // BF.ADD: true when the item set a bit (new), false when maybe present.
   // Creates a missing filter with capacity 100, error 0.01, expansion 2.
   virtual absl::StatusOr<bool> Add(std::string_view name,

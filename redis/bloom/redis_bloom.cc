@@ -28,6 +28,8 @@
 #include "redis/bloom/redis_bloom_dump.h"
 #include "redis/bloom/redis_bloom_impl.h"
 #include "redis/bloom/redis_bloom_layout.h"
+#include "redis/bloom/redis_bloom_partition_layout.h"
+#include "redis/bloom/redis_bloom_partitioned.h"
 #include "redis/bloom/redis_bloom_probes.h"
 #include "redis/bloom/redis_bloom_scripts.h"
 #include "redis/bloom/redis_bloom_util.h"
@@ -96,15 +98,36 @@ absl::StatusOr<std::unique_ptr<RedisBloom>> RedisBloom::Open(
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(redis_bloom::ToClientOptions(options));
   if (!client.ok()) return client.status();
-  auto bloom = std::make_unique<RedisBloomImpl>(*std::move(client));
-  bloom->set_wait(options.wait_replicas, options.wait_timeout);
+  // Unpartitioned filters go to RedisBloomImpl unchanged; partitioned ones
+  // and Redis Cluster routing are the front end's (redis_bloom_partitioned.h).
+  const int wait_replicas = options.wait_replicas;
+  const absl::Duration wait_timeout = options.wait_timeout;
+  auto bloom = std::make_unique<RedisBloomPartitioned>(
+      *std::move(client),
+      [wait_replicas, wait_timeout](RedisBloomImpl* node) {
+        node->set_wait(wait_replicas, wait_timeout);
+      },
+      options.retry_deadline);
   if (*read_from == RedisReadFrom::kReplicaPreferred) {
-    bloom->set_replica_reads(options.replica_retry_interval);
+    bloom->seed_bloom()->set_replica_reads(options.replica_retry_interval);
   }
   return bloom;
 }
 
 RedisBloom::~RedisBloom() = default;
+
+absl::Status RedisBloom::Reserve(std::string_view name,
+                                 const BloomReserveOptions& options) {
+  absl::Status valid = redis_bloom::ValidateReserveOptions(name, options);
+  if (!valid.ok()) return valid;
+  if (options.partitions != 1) {
+    return absl::UnimplementedError(
+        BloomName(name) +
+        ": partitions > 1 need the RedisBloom that RedisBloom::Open returns");
+  }
+  return Reserve(name, options.error_rate, options.capacity, options.expansion,
+                 options.nonscaling);
+}
 
 RedisBloomImpl::RedisBloomImpl(RedisClient* client)
     : client_(client), rng_(redis_bloom::RandomSeed(this)) {}

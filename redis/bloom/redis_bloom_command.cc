@@ -124,7 +124,16 @@ RedisReply RedisBloomCommands::Passthrough(const Argv& a) {
 // EXPANSION and NONSCALING are looked up anywhere after them, and anything
 // else is ignored.
 RedisReply RedisBloomCommands::Reserve(const Argv& a) {
-  if (a.size() < 4 || a.size() > 7) return Arity(a[0]);
+  // siftdb's PARTITIONS p (two more arguments) when present.
+  int partitions_at = -1;
+  for (size_t i = 4; i < a.size() && partitions_at < 0; i++) {
+    if (EqualsIgnoreCase(a[i], "PARTITIONS")) {
+      partitions_at = static_cast<int>(i);
+    }
+  }
+  if (a.size() < 4 || a.size() > (partitions_at < 0 ? 7u : 9u)) {
+    return Arity(a[0]);
+  }
   double error_rate;
   if (!ParseRedisDouble(a[2], &error_rate)) {
     return RedisReply::Error("ERR bad error rate");
@@ -162,8 +171,18 @@ RedisReply RedisBloomCommands::Reserve(const Argv& a) {
   if (nonscaling && expansion_at >= 0) {
     return RedisReply::Error("Nonscaling filters cannot expand");
   }
-  absl::Status s =
-      bloom_.Reserve(a[1], error_rate, capacity, expansion, nonscaling);
+  BloomReserveOptions options;
+  options.error_rate = error_rate;
+  options.capacity = capacity;
+  options.expansion = expansion;
+  options.nonscaling = nonscaling;
+  if (partitions_at >= 0) {
+    if (static_cast<size_t>(partitions_at) + 1 == a.size() ||
+        !ParseRedisInt(a[partitions_at + 1], &options.partitions)) {
+      return RedisReply::Error("ERR bad partitions");
+    }
+  }
+  absl::Status s = bloom_.Reserve(a[1], options);
   if (!s.ok()) return StatusReply(s);
   return Ok();
 }

@@ -9,6 +9,8 @@
 // siftdb's sift_bf tool or library unchanged.
 //
 //   BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
+//              [PARTITIONS p]   (PARTITIONS: siftdb only; docs/redis_bloom.md
+//                                section 11)
 //   BF.ADD key item            BF.MADD key item [item ...]
 //   BF.EXISTS key item         BF.MEXISTS key item [item ...]
 //   BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE]
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "redis/bloom/redis_bloom_impl.h"
+#include "redis/bloom/redis_bloom_partitioned.h"
 #include "redis/bloom/redis_counting_bloom_impl.h"
 #include "redis/client/redis_client.h"
 #include "redis/client/redis_reply.h"
@@ -80,7 +83,9 @@ class RedisBloomCommands {
   RedisReply KeyExpire(const Argv& a, const std::string& upper);
 
   RedisClient* client_;
-  RedisBloomImpl bloom_;
+  // Partitioned filters and cluster routing; unpartitioned filters go to
+  // a RedisBloomImpl on client_ unchanged.
+  RedisBloomPartitioned bloom_;
   RedisCountingBloomImpl counting_;
 };
 

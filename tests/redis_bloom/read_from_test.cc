@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "redis/bloom/redis_bloom_impl.h"
+#include "redis/bloom/redis_bloom_partitioned.h"
 #include "siftdb/redis_bloom.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/tcp_proxy.h"
@@ -95,7 +96,8 @@ TEST(RedisBloomReadFromTest, ALaggingReplicaNeverHidesAnAcknowledgedAdd) {
                             "?read_from=replica_preferred");
   auto opened = RedisBloom::Open(o);
   ASSERT_TRUE(opened.ok()) << opened.status();
-  auto* reader = static_cast<RedisBloomImpl*>(opened->get());
+  auto* reader =
+      static_cast<RedisBloomPartitioned*>(opened->get())->seed_bloom();
 
   ASSERT_TRUE((*writer)->Reserve("f", 0.001, 10000).ok());
   std::vector<std::string> all;
