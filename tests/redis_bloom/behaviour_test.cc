@@ -370,6 +370,7 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
   std::atomic<bool> restarted{false};
   std::atomic<int> batches{0};
   int64_t reconnects = 0;
+  int64_t ambiguous = 0;  // steps resent after a lost reply
   std::thread writer([&] {
     RedisClientOptions o = ClientOptions();
     o.retry_deadline = absl::Seconds(30);
@@ -389,6 +390,7 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
         failed = true;
         return;
       }
+      ambiguous += r->ambiguous_retries;
       batches++;
     }
     reconnects = (*c)->reconnects();
@@ -406,7 +408,11 @@ TEST_F(RedisBloomTest, RedisRestartedMidBatchIsRetriedWithoutLosingItems) {
   ExpectAllPresent("restart", Range("r-", 0, static_cast<int>(total)));
   absl::StatusOr<BloomInfo> info = bloom_->Info("restart");
   ASSERT_TRUE(info.ok());
-  EXPECT_LE(info->items, total);
+  // A step resent after its reply was lost may have run twice: its claim
+  // then counted up to its batch twice (BloomAddResults::ambiguous_retries,
+  // the documented bound); new items it reports as present count less.
+  EXPECT_LE(info->items, total + static_cast<uint64_t>(ambiguous) * kBatch)
+      << ambiguous << " ambiguous retries";
   EXPECT_GE(info->items, total - 1000);
 }
 
