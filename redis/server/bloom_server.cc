@@ -3,6 +3,7 @@
 
 #include "redis/server/bloom_server.h"
 
+#include <arpa/inet.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace siftdb {
@@ -63,6 +65,31 @@ absl::Status ResolveUpstream(const RedisClientOptions& o, ServerContext* c) {
   return absl::OkStatus();
 }
 
+// "HOST:PORT" / "[V6]:PORT" with a numeric host; port 0 picks a free one.
+bool ParseListen(const std::string& text, sockaddr_storage* addr, int* len) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return false;
+  std::string host = text.substr(0, colon);
+  int port = 0;
+  if (!absl::SimpleAtoi(text.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return false;
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(addr);
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons(static_cast<uint16_t>(port));
+    *len = sizeof(*a6);
+    return inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(),
+                     &a6->sin6_addr) == 1;
+  }
+  auto* a4 = reinterpret_cast<sockaddr_in*>(addr);
+  a4->sin_family = AF_INET;
+  a4->sin_port = htons(static_cast<uint16_t>(port));
+  *len = sizeof(*a4);
+  return inet_pton(AF_INET, host.c_str(), &a4->sin_addr) == 1;
+}
+
 }  // namespace
 
 BloomServer::BloomServer(BloomServerOptions options)
@@ -93,12 +120,11 @@ absl::Status BloomServer::Init() {
   wake_ = event_new(context_.base, -1, EV_PERSIST, OnWake, this);
   sockaddr_storage addr{};
   int len = sizeof(addr);
-  if (evutil_parse_sockaddr_port(options_.listen.c_str(),
-                                 reinterpret_cast<sockaddr*>(&addr),
-                                 &len) != 0) {
+  if (!ParseListen(options_.listen, &addr, &len)) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad listen address ", options_.listen,
-                     " (want HOST:PORT, e.g. 127.0.0.1:6380)"));
+                     " (want HOST:PORT with a numeric host, e.g. "
+                     "127.0.0.1:6380 or [::1]:6380)"));
   }
   listener_ = evconnlistener_new_bind(
       context_.base, OnAccept, this,
