@@ -170,7 +170,8 @@ std::vector<RedisReply> ExecuteBloomBatch(
   }
   for (size_t i = 0; i < requests.size(); i++) {
     if (ClassifyBloomRequest(*requests[i]) == BloomRequestKind::kOther) {
-      out[i] = session->commands()->Execute(*requests[i]);
+      RedisBloomCommands fresh(session->client());
+      out[i] = fresh.Execute(*requests[i]);
     }
     out[i] = UnwrapServerError(std::move(out[i]));
   }

@@ -16,6 +16,11 @@
 // clients could have seen), and a connection appears more than once only
 // with adds, which MAdd applies in their order.
 //
+// Commands other than adds and probes run on a fresh interpreter (no
+// cached filter layout): a session is one of several per user, and a
+// layout cached by one of them may predate another's growth of the filter
+// (BF.SCANDUMP, whose chunks follow the layout, would end early).
+//
 // Thread safety: a BloomSession is used by one thread at a time.
 
 #ifndef SIFTDB_REDIS_SERVER_BLOOM_BATCH_H_
@@ -41,6 +46,7 @@ class BloomSession {
   static absl::StatusOr<std::unique_ptr<BloomSession>> Open(
       const RedisClientOptions& options);
 
+  RedisClient* client() { return client_.get(); }
   RedisBloomCommands* commands() { return commands_.get(); }
   RedisBloom* bloom() { return bloom_.get(); }
 

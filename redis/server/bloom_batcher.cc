@@ -63,13 +63,33 @@ BloomBatcher::~BloomBatcher() {
 void BloomBatcher::Submit(BloomRequest request) {
   {
     MutexLock l(&mu_);
-    Lane& lane = lanes_[request.credentials];
-    if (lane.pending.empty() && !lane.busy) {
-      ready_.push_back(request.credentials);
-    }
+    const BloomCredentials c = request.credentials;
+    Lane& lane = lanes_[c];
     lane.pending.push_back(std::move(request));
+    MaybeQueue(c, &lane);
   }
   work_cv_.Signal();
+}
+
+void BloomBatcher::SubmitMany(std::vector<BloomRequest> requests) {
+  {
+    MutexLock l(&mu_);
+    for (BloomRequest& r : requests) {
+      const BloomCredentials c = r.credentials;
+      Lane& lane = lanes_[c];
+      lane.pending.push_back(std::move(r));
+      MaybeQueue(c, &lane);
+    }
+  }
+  work_cv_.SignalAll();
+}
+
+void BloomBatcher::MaybeQueue(const BloomCredentials& c, Lane* lane) {
+  if (!lane->queued && !lane->pending.empty() &&
+      lane->running < options_.max_lane_batches) {
+    lane->queued = true;
+    ready_.push_back(c);
+  }
 }
 
 uint64_t BloomBatcher::batches() const {
@@ -98,12 +118,14 @@ std::vector<BloomRequest> BloomBatcher::TakeBatch(Lane* lane) {
         batch.size() >= options_.max_batch_requests ||
         (!batch.empty() && items + r.argv.size() > options_.max_batch_items);
     if (full || blocked.contains(r.connection) ||
+        lane->busy.contains(r.connection) ||
         (it != in_batch.end() && !(it->second && add))) {
       blocked.insert(r.connection);
       rest.push_back(std::move(r));
       continue;
     }
     in_batch[r.connection] = add && (it == in_batch.end() || it->second);
+    lane->busy.insert(r.connection);
     items += r.argv.size();
     batch.push_back(std::move(r));
   }
@@ -122,12 +144,15 @@ void BloomBatcher::WorkerLoop(Worker* worker) {
       credentials = std::move(ready_.front());
       ready_.pop_front();
       Lane& lane = lanes_[credentials];
-      lane.busy = true;
+      lane.queued = false;
       batch = TakeBatch(&lane);
+      // Nothing admissible: a running batch holds those connections, and
+      // its Finish queues the lane again.
+      if (batch.empty()) continue;
+      lane.running++;
       batches_++;
       batched_requests_ += batch.size();
     }
-    std::vector<BloomReply> replies(batch.size());
     absl::StatusOr<BloomSession*> session = worker->Session(credentials);
     std::vector<RedisReply> results;
     if (session.ok()) {
@@ -137,23 +162,33 @@ void BloomBatcher::WorkerLoop(Worker* worker) {
     } else {
       results.assign(batch.size(), BloomErrorReply(session.status()));
     }
+    std::vector<BloomReply> replies(batch.size());
     for (size_t i = 0; i < batch.size(); i++) {
       replies[i] =
           BloomReply{batch[i].connection, batch[i].slot, std::move(results[i])};
     }
+    // Replies are handed over before the connections are released, so a
+    // connection's next request cannot overtake them.
     done_(std::move(replies));
-    {
-      MutexLock l(&mu_);
-      auto it = lanes_.find(credentials);
-      it->second.busy = false;
-      if (it->second.pending.empty()) {
-        lanes_.erase(it);
-      } else {
-        ready_.push_back(credentials);
-        work_cv_.Signal();
-      }
-    }
+    Finish(credentials, batch);
   }
+}
+
+void BloomBatcher::Finish(const BloomCredentials& c,
+                          const std::vector<BloomRequest>& batch) {
+  {
+    MutexLock l(&mu_);
+    auto it = lanes_.find(c);
+    Lane& lane = it->second;
+    lane.running--;
+    for (const BloomRequest& r : batch) lane.busy.erase(r.connection);
+    if (lane.pending.empty() && lane.running == 0) {
+      if (!lane.queued) lanes_.erase(it);
+      return;
+    }
+    MaybeQueue(c, &lane);
+  }
+  work_cv_.Signal();
 }
 
 }  // namespace siftdb

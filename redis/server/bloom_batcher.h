@@ -4,17 +4,17 @@
 // BloomBatcher: the worker threads behind the BF.* server. The event loop
 // Submit()s BF.* requests tagged with the client's Redis credentials
 // (user, password, database); requests of the same credentials form one
-// lane, served by at most one worker at a time, which takes everything
-// pending in the lane (within limits) as one batch and runs it with
-// ExecuteBloomBatch (redis/server/bloom_batch.h) on an upstream session of
-// exactly those credentials. So adds of many clients of one user coalesce
-// into one MAdd while a previous batch is in flight (group commit), and a
-// batch never mixes users or databases.
+// lane. A free worker takes everything pending in a lane (within limits)
+// as one batch and runs it with ExecuteBloomBatch (redis/server/
+// bloom_batch.h) on an upstream session of exactly those credentials; up
+// to max_lane_batches batches of a lane run at once. So adds of many
+// clients of one user coalesce into one MAdd while earlier batches are in
+// flight (group commit), and a batch never mixes users or databases.
 //
-// Order: a connection's requests are answered in the order submitted (a
-// lane is FIFO and served by one worker at a time; a batch holds a
-// connection's requests only while they are all adds, which MAdd keeps in
-// order, else one of them).
+// Order: a connection's requests are answered in the order submitted: a
+// lane is FIFO; a connection with a request in a running batch has no
+// request in another one; and a batch holds a connection's requests only
+// while they are all adds, which MAdd keeps in order, else one of them.
 //
 // Thread safety: Submit may be called from any thread; `done` runs on a
 // worker thread, once per batch, and must not call back into the batcher.
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "redis/client/redis_client.h"
 #include "redis/client/redis_reply.h"
@@ -73,7 +74,9 @@ struct BloomBatcherOptions {
   // Upstream endpoint and timeouts; user, password and database come from
   // each request's credentials.
   RedisClientOptions upstream;
-  int threads = 2;
+  int threads = 4;
+  // Batches of one lane (credentials) running at once.
+  int max_lane_batches = 1;
   // Batch limits: requests and items (adds and probes) per batch.
   size_t max_batch_requests = 4096;
   size_t max_batch_items = 16384;
@@ -91,6 +94,9 @@ class BloomBatcher {
   ~BloomBatcher();
 
   void Submit(BloomRequest request);
+  // Several at once (one lock, one wake-up per lane): what the event loop
+  // gathered in one round.
+  void SubmitMany(std::vector<BloomRequest> requests);
 
   // Batches run and requests they held (observability and tests).
   uint64_t batches() const;
@@ -99,7 +105,10 @@ class BloomBatcher {
  private:
   struct Lane {
     std::deque<BloomRequest> pending;
-    bool busy = false;
+    int running = 0;      // batches in flight
+    bool queued = false;  // in ready_
+    // Connections with a request in a running batch.
+    absl::flat_hash_set<uint64_t> busy;
   };
   class Worker;
 
@@ -107,6 +116,11 @@ class BloomBatcher {
   // Moves the next batch out of `lane` (see the ordering rule above).
   std::vector<BloomRequest> TakeBatch(Lane* lane)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `lane` in ready_ when it has work and room for another batch.
+  void MaybeQueue(const BloomCredentials& c, Lane* lane)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A batch of `c` finished.
+  void Finish(const BloomCredentials& c, const std::vector<BloomRequest>& b);
 
   const BloomBatcherOptions options_;
   const DoneFn done_;
@@ -114,7 +128,7 @@ class BloomBatcher {
   CondVar work_cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<BloomCredentials, Lane> lanes_ ABSL_GUARDED_BY(mu_);
-  // Lanes with pending requests and no worker.
+  // Lanes with pending requests and room for a batch.
   std::deque<BloomCredentials> ready_ ABSL_GUARDED_BY(mu_);
   uint64_t batches_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t batched_requests_ ABSL_GUARDED_BY(mu_) = 0;

@@ -117,7 +117,17 @@ absl::Status BloomServer::Init() {
   context_.destroy = [this](uint64_t id) { connections_.erase(id); };
   context_.base = event_base_new();
   if (context_.base == nullptr) return absl::InternalError("event_base_new");
+  // Priorities: 0 unused, 1 (the default) I/O and replies, 2 the batch
+  // hand-over, which so waits for every ready client of the round.
+  event_base_priority_init(context_.base, 3);
   wake_ = event_new(context_.base, -1, EV_PERSIST, OnWake, this);
+  submit_ = event_new(context_.base, -1, EV_PERSIST, OnSubmit, this);
+  event_priority_set(wake_, 1);
+  event_priority_set(submit_, 2);
+  context_.submit = [this](BloomRequest r) {
+    if (to_submit_.empty()) event_active(submit_, EV_READ, 0);
+    to_submit_.push_back(std::move(r));
+  };
   sockaddr_storage addr{};
   int len = sizeof(addr);
   if (!ParseListen(options_.listen, &addr, &len)) {
@@ -144,6 +154,7 @@ absl::Status BloomServer::Init() {
   BloomBatcherOptions bo;
   bo.upstream = options_.upstream;
   bo.threads = options_.threads;
+  bo.max_lane_batches = options_.lane_batches;
   batcher_ = std::make_unique<BloomBatcher>(
       bo, [this](std::vector<BloomReply> r) { OnReplies(std::move(r)); });
   context_.batcher = batcher_.get();
@@ -158,13 +169,19 @@ void BloomServer::Stop() {
     event_base_loopbreak(context_.base);
     loop_.join();
   }
+  if (batcher_ != nullptr) {
+    final_batches_ = batcher_->batches();
+    final_batched_requests_ = batcher_->batched_requests();
+  }
   batcher_.reset();  // joins the workers: no OnReplies after this
   connections_.clear();
   if (listener_ != nullptr) evconnlistener_free(listener_);
   if (wake_ != nullptr) event_free(wake_);
+  if (submit_ != nullptr) event_free(submit_);
   if (context_.base != nullptr) event_base_free(context_.base);
   listener_ = nullptr;
   wake_ = nullptr;
+  submit_ = nullptr;
   context_.base = nullptr;
 }
 
@@ -190,6 +207,13 @@ void BloomServer::OnReplies(std::vector<BloomReply> replies) {
     for (BloomReply& r : replies) replies_.push_back(std::move(r));
   }
   event_active(wake_, EV_READ, 0);
+}
+
+void BloomServer::OnSubmit(int, short, void* arg) {
+  auto* s = static_cast<BloomServer*>(arg);
+  std::vector<BloomRequest> batch;
+  batch.swap(s->to_submit_);
+  s->batcher_->SubmitMany(std::move(batch));
 }
 
 void BloomServer::OnWake(int, short, void* arg) {

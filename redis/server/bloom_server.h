@@ -59,7 +59,10 @@ struct BloomServerOptions {
   // sent AUTH and SELECT), timeouts.
   RedisClientOptions upstream;
   // Worker threads running BF.* batches.
-  int threads = 2;
+  int threads = 4;
+  // BF.* batches of one user and database running at once (at most
+  // threads): more overlaps round trips, fewer makes larger batches.
+  int lane_batches = 1;
   int max_clients = 10000;
   ServerLimits limits;
 };
@@ -79,8 +82,14 @@ class BloomServer {
 
   int port() const { return port_; }
   // BF.* batches run and the requests they held.
-  uint64_t batches() const { return batcher_->batches(); }
-  uint64_t batched_requests() const { return batcher_->batched_requests(); }
+  // (After Stop: the final counts.)
+  uint64_t batches() const {
+    return batcher_ != nullptr ? batcher_->batches() : final_batches_;
+  }
+  uint64_t batched_requests() const {
+    return batcher_ != nullptr ? batcher_->batched_requests()
+                               : final_batched_requests_;
+  }
 
  private:
   explicit BloomServer(BloomServerOptions options);
@@ -89,6 +98,8 @@ class BloomServer {
   static void OnAccept(evconnlistener* listener, int fd, sockaddr* addr,
                        int len, void* arg);
   static void OnWake(int fd, short what, void* arg);
+  // Lowest priority: runs after every client read of the loop's round.
+  static void OnSubmit(int fd, short what, void* arg);
   // Batcher callback (worker threads).
   void OnReplies(std::vector<BloomReply> replies);
 
@@ -97,7 +108,11 @@ class BloomServer {
   std::unique_ptr<BloomBatcher> batcher_;
   evconnlistener* listener_ = nullptr;
   event* wake_ = nullptr;
+  event* submit_ = nullptr;
+  std::vector<BloomRequest> to_submit_;  // loop thread
   int port_ = 0;
+  uint64_t final_batches_ = 0;
+  uint64_t final_batched_requests_ = 0;
   std::thread loop_;
   std::atomic<bool> stopped_{false};
   uint64_t next_id_ = 1;  // loop thread

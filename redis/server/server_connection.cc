@@ -249,7 +249,7 @@ void ServerConnection::Dispatch() {
     if (q.route == Route::kBloom) {
       if (!expects_.empty()) return;
       bloom_in_flight_++;
-      context_->batcher->Submit(
+      context_->submit(
           BloomRequest{id_, q.slot, credentials_, std::move(q.argv)});
     } else {
       if (bloom_in_flight_ > 0) return;

@@ -67,6 +67,9 @@ struct ServerContext {
   BloomCredentials initial;  // sent as AUTH / SELECT on every upstream
   ServerLimits limits;
   std::function<void(uint64_t)> destroy;  // frees the connection by id
+  // Hands a BF.* request to the batcher once the loop has read every
+  // readable client (so one round's requests form one batch).
+  std::function<void(BloomRequest)> submit;
 };
 
 class ServerConnection {

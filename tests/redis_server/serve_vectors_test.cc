@@ -75,9 +75,11 @@ TEST_F(ServeTest, BloomServeRecordedFiltersSameRepliesAndDumps) {
       RedisReply want = RedisReply::Array(
           {RedisReply::Integer(chunk["reply_iterator"].integer()),
            RedisReply::String(HexDecode(chunk["data_hex"].str()))});
-      EXPECT_EQ(Call(c.get(), {"BF.SCANDUMP", key,
-                               absl::StrCat(chunk["iterator"].integer())}),
-                want);
+      RedisReply got =
+          Call(c.get(),
+               {"BF.SCANDUMP", key, absl::StrCat(chunk["iterator"].integer())});
+      EXPECT_EQ(got, want) << "iterator " << chunk["iterator"].integer() << ": "
+                           << got.DebugString().substr(0, 120);
     }
     EXPECT_EQ(Call(c.get(), {"BF.INFO", key}), JsonToReply(v["info"]));
     EXPECT_EQ(Call(c.get(), {"BF.CARD", key}), JsonToReply(v["card"]));

@@ -76,10 +76,12 @@ const char kUsage[] =
     "  --redis HOST:PORT host and port in one\n"
     "  --raw / --no-raw  raw replies / redis-cli's human format\n"
     "  --retry SECONDS   keep retrying the connection this long (5)\n"
-    "  --serve HOST:PORT serve BF.* over RESP on HOST:PORT (127.0.0.1:6380),\n"
+    "  --serve HOST:PORT serve BF.* over RESP on HOST:PORT (PORT alone:\n"
+    "                    127.0.0.1:PORT),\n"
     "                    passing other commands to the Redis above; runs\n"
     "                    until SIGINT or SIGTERM (docs/redis_bloom.md)\n"
-    "  --serve_threads N worker threads of --serve (2)\n"
+    "  --serve_threads N worker threads of --serve (4)\n"
+    "  --serve_batches N BF.* batches of one user running at once (1)\n"
     "  --help, --version\n"
     "Options end at the first argument that is not one.\n"
     "Exit status: 0 success, 1 an error reply or no connection, 2 bad\n"
@@ -118,7 +120,8 @@ struct Flags {
   double retry_seconds = 5;
   std::vector<std::string> command;
   std::string serve;  // --serve=HOST:PORT: run the BF.* server
-  int serve_threads = 2;
+  int serve_threads = 4;
+  int serve_batches = 1;
 
   std::string Endpoint() const {
     return host.find(':') != std::string::npos
@@ -149,7 +152,8 @@ enum class Opt {
   kKey,
   kSni,
   kServe,
-  kServeThreads
+  kServeThreads,
+  kServeBatches
 };
 struct OptName {
   const char* name;
@@ -176,6 +180,7 @@ constexpr OptName kValueOptions[] = {
     {"--sni", Opt::kSni},
     {"--serve", Opt::kServe},
     {"--serve_threads", Opt::kServeThreads},
+    {"--serve_batches", Opt::kServeBatches},
 };
 
 void ApplyUrl(const std::string& text, Flags* f) {
@@ -268,6 +273,12 @@ void Apply(Opt opt, const std::string& name, const std::string& v, Flags* f) {
       break;
     case Opt::kServe:
       f->serve = v;
+      break;
+    case Opt::kServeBatches:
+      if (!absl::SimpleAtoi(v, &f->serve_batches) || f->serve_batches < 1 ||
+          f->serve_batches > 64) {
+        UsageError(absl::StrFormat("bad batch count '%s' for %s", v, name));
+      }
       break;
     case Opt::kServeThreads:
       if (!absl::SimpleAtoi(v, &f->serve_threads) || f->serve_threads < 1 ||
@@ -378,7 +389,8 @@ int Run(int argc, char** argv) {
   ApplyTlsFlags(flags, &options);
   if (!flags.serve.empty()) {
     if (!flags.command.empty()) UsageError("--serve takes no command");
-    return Serve(flags.serve, flags.serve_threads, options);
+    return Serve(flags.serve, flags.serve_threads, flags.serve_batches,
+                 options);
   }
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(options);

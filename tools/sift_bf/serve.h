@@ -17,7 +17,7 @@ namespace siftdb::sift_bf {
 
 // Listens on `listen` ("HOST:PORT"), prints "sift_bf: serving BF.* on
 // HOST:PORT for REDIS" once bound, and returns the exit status.
-int Serve(const std::string& listen, int threads,
+int Serve(const std::string& listen, int threads, int lane_batches,
           const RedisClientOptions& upstream);
 
 }  // namespace siftdb::sift_bf
