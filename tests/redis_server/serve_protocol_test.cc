@@ -118,5 +118,25 @@ TEST_F(ServeTest, BloomServeSubscribePassesThrough) {
   EXPECT_EQ(sub.Read(pong.size()), pong);
 }
 
+TEST_F(ServeTest, BloomServeBoundedBuffersStillAnswerEverything) {
+  // 2,500 pipelined requests, more than the 1,024 pending replies a
+  // connection may have: reading pauses and resumes, nothing is lost.
+  RawSocket s(serve_->port());
+  std::string many;
+  std::string want;
+  for (int i = 0; i < 2500; i++) {
+    many += i % 2 == 0 ? "PING\r\n" : "BF.ADD f x\r\n";
+    want += i % 2 == 0 ? "+PONG\r\n" : (i == 1 ? ":1\r\n" : ":0\r\n");
+  }
+  ASSERT_TRUE(s.Send(many));
+  EXPECT_EQ(s.Read(want.size(), absl::Seconds(30)), want);
+  // An inline line past 64 KB is refused, and the connection closed.
+  RawSocket big(serve_->port());
+  big.Send(std::string(70 * 1024, 'a'));
+  const std::string err = "-ERR Protocol error: too big inline request\r\n";
+  EXPECT_EQ(big.Read(err.size()), err);
+  EXPECT_TRUE(big.ClosedWithin(absl::Seconds(5)));
+}
+
 }  // namespace serve_protocol_test
 }  // namespace siftdb::test
