@@ -9,6 +9,7 @@
 #   wal -> util                 filter -> util
 #   table -> filter, util       db -> table, wal, filter, util
 #   redis/client -> util        redis/bloom -> redis/client, util
+#   redis/server -> redis/bloom, redis/client, util
 #   redis/mirror -> filter, redis/client, util
 #   db/mirror -> db, redis/mirror
 #   util/testing -> util
@@ -34,6 +35,7 @@ declare -A direct=(
   [db]="table wal filter util"
   [redis/client]="util"
   [redis/bloom]="redis/client util"
+  [redis/server]="redis/bloom redis/client util"
   [redis/mirror]="filter redis/client util"
   [db/mirror]="db redis/mirror"
   [c]=""

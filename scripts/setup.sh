@@ -13,6 +13,7 @@ PACKAGES=(
   libbenchmark-dev
   libhiredis-dev libxxhash-dev redis-server redis-tools
   libssl-dev openssl
+  libevent-dev python3-redis
   clang libclang-rt-14-dev
 )
 # Optional extras asked for by name, e.g. SIFTDB_EXTRA_PACKAGES="libleveldb-dev".

@@ -16,7 +16,7 @@ if ! command -v "$CLANGXX" >/dev/null; then
 fi
 mapfile -t sources < <(ls util/*.cc util/testing/*.cc wal/*.cc filter/*.cc \
   table/*.cc db/*.cc db/mirror/*.cc redis/client/*.cc redis/bloom/*.cc \
-  redis/mirror/*.cc c/*.cc)
+  redis/mirror/*.cc redis/server/*.cc c/*.cc)
 read -r -a hiredis_includes <<<"$(pkg-config --cflags-only-I hiredis)"
 flags=(-std=c++20 -fsyntax-only -Wthread-safety -Werror -Iinclude -I.
        -DSIFTDB_WITH_REDIS=1

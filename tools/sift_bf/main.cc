@@ -48,6 +48,7 @@
 #include "siftdb/version.h"
 #include "tools/sift_bf/line_editor.h"
 #include "tools/sift_bf/redis_cli_text.h"
+#include "tools/sift_bf/serve.h"
 
 namespace siftdb::sift_bf {
 namespace {
@@ -75,6 +76,12 @@ const char kUsage[] =
     "  --redis HOST:PORT host and port in one\n"
     "  --raw / --no-raw  raw replies / redis-cli's human format\n"
     "  --retry SECONDS   keep retrying the connection this long (5)\n"
+    "  --serve HOST:PORT serve BF.* over RESP on HOST:PORT (PORT alone:\n"
+    "                    127.0.0.1:PORT),\n"
+    "                    passing other commands to the Redis above; runs\n"
+    "                    until SIGINT or SIGTERM (docs/redis_bloom.md)\n"
+    "  --serve_threads N worker threads of --serve (4)\n"
+    "  --serve_batches N BF.* batches of one user running at once (1)\n"
     "  --help, --version\n"
     "Options end at the first argument that is not one.\n"
     "Exit status: 0 success, 1 an error reply or no connection, 2 bad\n"
@@ -112,6 +119,9 @@ struct Flags {
   int raw = -1;  // -1: raw unless stdout is a terminal
   double retry_seconds = 5;
   std::vector<std::string> command;
+  std::string serve;  // --serve=HOST:PORT: run the BF.* server
+  int serve_threads = 4;
+  int serve_batches = 1;
 
   std::string Endpoint() const {
     return host.find(':') != std::string::npos
@@ -140,7 +150,10 @@ enum class Opt {
   kCacert,
   kCert,
   kKey,
-  kSni
+  kSni,
+  kServe,
+  kServeThreads,
+  kServeBatches
 };
 struct OptName {
   const char* name;
@@ -165,6 +178,9 @@ constexpr OptName kValueOptions[] = {
     {"--cert", Opt::kCert},
     {"--key", Opt::kKey},
     {"--sni", Opt::kSni},
+    {"--serve", Opt::kServe},
+    {"--serve_threads", Opt::kServeThreads},
+    {"--serve_batches", Opt::kServeBatches},
 };
 
 void ApplyUrl(const std::string& text, Flags* f) {
@@ -254,6 +270,21 @@ void Apply(Opt opt, const std::string& name, const std::string& v, Flags* f) {
       break;
     case Opt::kSni:
       f->sni = v;
+      break;
+    case Opt::kServe:
+      f->serve = v;
+      break;
+    case Opt::kServeBatches:
+      if (!absl::SimpleAtoi(v, &f->serve_batches) || f->serve_batches < 1 ||
+          f->serve_batches > 64) {
+        UsageError(absl::StrFormat("bad batch count '%s' for %s", v, name));
+      }
+      break;
+    case Opt::kServeThreads:
+      if (!absl::SimpleAtoi(v, &f->serve_threads) || f->serve_threads < 1 ||
+          f->serve_threads > 64) {
+        UsageError(absl::StrFormat("bad thread count '%s' for %s", v, name));
+      }
       break;
     case Opt::kRetry:
       if (!absl::SimpleAtod(v, &f->retry_seconds) || !(f->retry_seconds >= 0) ||
@@ -356,6 +387,11 @@ int Run(int argc, char** argv) {
   options.database = flags.db;
   options.retry_deadline = absl::Seconds(flags.retry_seconds);
   ApplyTlsFlags(flags, &options);
+  if (!flags.serve.empty()) {
+    if (!flags.command.empty()) UsageError("--serve takes no command");
+    return Serve(flags.serve, flags.serve_threads, flags.serve_batches,
+                 options);
+  }
   absl::StatusOr<std::unique_ptr<RedisClient>> client =
       RedisClient::Connect(options);
   if (!client.ok()) {
