@@ -53,6 +53,7 @@ absl::StatusOr<BloomDumpChunk> RedisBloomImpl::ScanDump(std::string_view name,
     header.links = (*got)->links;
     return BloomDumpChunk{1, redis_bloom::EncodeHeader(header)};
   }
+  bool refreshed = false;
   for (int attempt = 0; attempt < kMaxAttempts; attempt++) {
     absl::StatusOr<const Layout*> got = Cached(name);
     if (!got.ok()) return got.status();
@@ -60,7 +61,16 @@ absl::StatusOr<BloomDumpChunk> RedisBloomImpl::ScanDump(std::string_view name,
     for (const ChainLink& l : (*got)->links) sizes.push_back(l.spec.bytes);
     std::optional<redis_bloom::ChunkRef> ref =
         redis_bloom::DumpChunkAt(sizes, iterator);
-    if (!ref.has_value()) return BloomDumpChunk{0, ""};
+    if (!ref.has_value()) {
+      // Past the end of the layout cached here: the end of the dump, unless
+      // the filter grew since it was cached (the dump's header, read by
+      // this or another client, may list sub-filters this cache lacks).
+      // Only a freshly read layout may end the dump.
+      if (refreshed) return BloomDumpChunk{0, ""};
+      cache_.erase(std::string(name));
+      refreshed = true;
+      continue;
+    }
     const std::string token = (*got)->token();
     std::vector<RedisArgs> cmds;
     cmds.push_back(RedisArgs{"MULTI"});

@@ -5,6 +5,7 @@
 // false-positive rates, growth, atomicity under concurrent clients, dumps
 // between servers, the retry path across a server restart, and bad inputs.
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -221,6 +222,39 @@ TEST_F(RedisBloomTest,
   std::vector<std::string> more = Range("more-", 0, 3000);
   EXPECT_EQ(bloom_->MAdd("src", more)->added, (*dst)->MAdd("dst", more)->added);
   EXPECT_EQ(bloom_->Info("src")->filters, (*dst)->Info("dst")->filters);
+}
+
+// A dump may be continued by another client (sift_bf --serve runs each
+// call on whichever worker is free). One whose cached layout predates a
+// growth must not take an iterator past its cached sub-filters for the end
+// of the dump: it ended early, silently dropping the newer sub-filters.
+TEST_F(RedisBloomTest, ADumpContinuedByAClientWithAnOlderLayoutIsWhole) {
+  RedisBloomImpl stale(client_.get());
+  ASSERT_TRUE(bloom_->Reserve("g", 0.01, 100, 2).ok());
+  ASSERT_TRUE(stale.Add("g", "first").ok());  // caches one sub-filter
+  const std::vector<std::string> items = Range("g-", 0, 1000);
+  ASSERT_TRUE(bloom_->MAdd("g", items).ok());
+  const uint64_t filters = bloom_->Info("g")->filters;
+  ASSERT_GE(filters, 3u);
+  // The header and the first sub-filter through bloom_, the rest through
+  // `stale`, loaded into a copy on the same server.
+  absl::StatusOr<BloomDumpChunk> c = bloom_->ScanDump("g", 0);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(bloom_->LoadChunk("copy", c->next_iterator, c->data).ok());
+  c = bloom_->ScanDump("g", c->next_iterator);
+  ASSERT_TRUE(c.ok()) << c.status();
+  uint64_t chunks = 0;  // data chunks loaded: one per (small) sub-filter
+  while (c->next_iterator != 0) {
+    ASSERT_TRUE(bloom_->LoadChunk("copy", c->next_iterator, c->data).ok());
+    chunks++;
+    c = stale.ScanDump("g", c->next_iterator);
+    ASSERT_TRUE(c.ok()) << c.status();
+  }
+  EXPECT_EQ(chunks, filters);
+  absl::StatusOr<std::vector<bool>> found = bloom_->MExists("copy", items);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(std::count(found->begin(), found->end(), true),
+            static_cast<std::ptrdiff_t>(items.size()));
 }
 
 TEST_F(RedisBloomTest, NonScalingFilterStopsWhenFull) {
