@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 JOBS=${JOBS:-$(nproc)}
-TSAN_TARGETS=${TSAN_TARGETS:-util_test db_test table_test redis_bloom_test mirror_test crash_test db_stress db_crashtest ldb}
+TSAN_TARGETS=${TSAN_TARGETS:-util_test db_test table_test redis_bloom_test redis_server_test sift_bf mirror_test crash_test db_stress db_crashtest ldb}
 
 case "$what" in
   asan | tsan | all) ;;
