@@ -88,13 +88,60 @@ absl::StatusOr<std::optional<std::vector<uint8_t>>> ReadBits(
   return std::optional<std::vector<uint8_t>>(std::move(out));
 }
 
+// Membership in sub-filter `link` with every probe of every item in one
+// MULTI + token + BITFIELD_RO + EXEC (ExistsInLink's choice when most items
+// are expected present).
+absl::StatusOr<std::optional<std::vector<bool>>> ExistsInOneRound(
+    RedisClient* client, std::string_view name,
+    const RedisBloomImpl::Layout& layout, size_t link,
+    const std::vector<redis_bloom::HashPair>& h) {
+  const LinkSpec& spec = layout.links[link].spec;
+  std::vector<uint64_t> offsets;
+  offsets.reserve(h.size() * spec.hashes);
+  for (const redis_bloom::HashPair& hp : h) {
+    for (uint32_t r = 0; r < spec.hashes; r++) {
+      offsets.push_back(
+          redis_bloom::RedisBitOffset(redis_bloom::ProbeBit(hp, r, spec.bits)));
+    }
+  }
+  bool missing = false;
+  absl::StatusOr<std::optional<std::vector<uint8_t>>> bits =
+      ReadBits(client, name, layout.token(), RedisBloom::BitmapKey(name, link),
+               offsets, &missing);
+  if (!bits.ok()) return bits.status();
+  if (missing) {
+    return std::optional<std::vector<bool>>(std::vector<bool>(h.size(), false));
+  }
+  if (!bits->has_value()) return std::optional<std::vector<bool>>();
+  std::vector<bool> out(h.size());
+  size_t present = 0;
+  for (size_t i = 0, g = 0; i < h.size(); i++) {
+    bool all = true;
+    for (uint32_t r = 0; r < spec.hashes; r++, g++) {
+      if ((**bits)[g] == 0) all = false;
+    }
+    out[i] = all;
+    present += all;
+  }
+  layout.recent_present_share =
+      static_cast<double>(present) / static_cast<double>(h.size());
+  return std::optional<std::vector<bool>>(std::move(out));
+}
+
+// When the last probe of this filter found at least this share of its
+// items present, the next reads every bit in one round.
+constexpr double kOneRoundShare = 0.75;
+
 // Membership in sub-filter `link`, without a script, in two rounds of
 // MULTI + token + one BITFIELD_RO + EXEC: probe 0 of every item, then the
 // other probes of the items whose probe 0 was set. An absent item usually
 // stops at its first bit, so a batch of absent items costs about one probe
 // per item instead of `hashes`; a batch of present items pays one more round
 // trip. Bits are never cleared while the token holds, so an item whose probe
-// 0 was set stays so: the answer is that of the second read.
+// 0 was set stays so: the answer is that of the second read. When the
+// previous call found most of its items present (recent_present_share),
+// every probe goes in one round instead: present items cost no second
+// round trip and no repeated token check, absent ones `hashes` probes.
 // nullopt: the token changed, refresh and retry.
 absl::StatusOr<std::optional<std::vector<bool>>> ExistsInLink(
     RedisClient* client, std::string_view name,
@@ -103,6 +150,10 @@ absl::StatusOr<std::optional<std::vector<bool>>> ExistsInLink(
   const LinkSpec& spec = layout.links[link].spec;
   const std::string key = RedisBloom::BitmapKey(name, link);
   const std::string token = layout.token();
+  if (spec.hashes > 1 && !h.empty() &&
+      layout.recent_present_share >= kOneRoundShare) {
+    return ExistsInOneRound(client, name, layout, link, h);
+  }
   std::vector<uint64_t> offsets(h.size());
   for (size_t i = 0; i < h.size(); i++) {
     offsets[i] =
@@ -123,6 +174,8 @@ absl::StatusOr<std::optional<std::vector<bool>>> ExistsInLink(
   }
   if (spec.hashes == 1 || survivors.empty()) {
     for (size_t i : survivors) out[i] = true;
+    layout.recent_present_share =
+        static_cast<double>(survivors.size()) / static_cast<double>(h.size());
     return std::optional<std::vector<bool>>(std::move(out));
   }
   offsets.clear();
@@ -138,13 +191,17 @@ absl::StatusOr<std::optional<std::vector<bool>>> ExistsInLink(
   // Deleted (or re-created) between the rounds: start again.
   if (missing || !rest->has_value()) return std::optional<std::vector<bool>>();
   size_t g = 0;
+  size_t present = 0;
   for (size_t i : survivors) {
     bool all = true;
     for (uint32_t r = 1; r < spec.hashes; r++, g++) {
       if ((**rest)[g] == 0) all = false;
     }
     out[i] = all;
+    present += all;
   }
+  layout.recent_present_share =
+      static_cast<double>(present) / static_cast<double>(h.size());
   return std::optional<std::vector<bool>>(std::move(out));
 }
 

@@ -92,6 +92,10 @@ struct RedisBloomImpl::Layout {
   double error_rate = redis_bloom::kDefaultErrorRate;
   uint64_t items = 0;
   std::vector<redis_bloom::ChainLink> links;
+  // Share of the items the last membership probe of a sub-filter found
+  // present (redis_bloom_exists.cc): when most are, the next probe reads
+  // every bit in one round instead of two. A hint only; never persisted.
+  mutable double recent_present_share = 0;
 
   std::string token() const { return absl::StrCat(id, ":", version); }
   bool nonscaling() const {

@@ -8,6 +8,7 @@
 // these tests sweep both and compare every answer with an oracle computed
 // here from the raw bytes in Redis and RedisBloom's hashing.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,38 @@ TEST_F(ProbeModesTest, SingleSubFilterAnswersEqualTheRawBits) {
     std::vector<std::string> items = Range("in-", 0, 2500);
     for (const std::string& s : Range("out-", 0, 2500)) items.push_back(s);
     ExpectMatchesOracle(name, items);
+  }
+}
+
+// A large sub-filter is probed, in two rounds or (after a batch found
+// mostly present items) in one: batches alternating between present,
+// absent and mixed items switch between the two and must answer as the
+// bits say every time.
+TEST_F(ProbeModesTest, ProbesSwitchingBetweenOneAndTwoRoundsAnswerTheBits) {
+  ASSERT_TRUE(bloom_->Reserve("big", 0.01, 400000).ok());
+  ASSERT_TRUE(bloom_->MAdd("big", Range("in-", 0, 300000)).ok());
+  std::vector<std::vector<std::string>> batches;
+  for (int b = 0; b < 4; b++) {
+    batches.push_back(Range("in-", b * 1000, (b + 1) * 1000));   // present
+    batches.push_back(Range("in-", b * 1000, (b + 1) * 1000));   // again
+    batches.push_back(Range("out-", b * 1000, (b + 1) * 1000));  // absent
+    std::vector<std::string> mixed =
+        Range("in-", 50000 + b * 500, 50000 + (b + 1) * 500);
+    for (const std::string& s :
+         Range("out-", 9000 + b * 500, 9000 + (b + 1) * 500)) {
+      mixed.push_back(s);
+    }
+    batches.push_back(std::move(mixed));
+  }
+  for (size_t b = 0; b < batches.size(); b++) {
+    SCOPED_TRACE(absl::StrCat("batch ", b));
+    const std::vector<bool> want = Oracle("big", batches[b]);
+    absl::StatusOr<std::vector<bool>> got = bloom_->MExists("big", batches[b]);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(*got, want);
+    if (b % 4 < 2) {
+      EXPECT_EQ(std::count(got->begin(), got->end(), true), 1000);
+    }
   }
 }
 
