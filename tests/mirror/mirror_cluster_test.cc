@@ -46,44 +46,6 @@ std::vector<std::string> Keys(int begin, int end) {
   return k;
 }
 
-// Moves `slot` from `from` to `to` as redis-cli --cluster reshard does:
-// IMPORTING / MIGRATING, MIGRATE the keys, then SETSLOT NODE everywhere.
-absl::Status MoveSlot(RedisCluster* cluster, int slot, RedisServer* from,
-                      RedisServer* to) {
-  auto from_id = from->Call({"CLUSTER", "MYID"});
-  auto to_id = to->Call({"CLUSTER", "MYID"});
-  if (!from_id.ok() || !to_id.ok()) return absl::InternalError("MYID");
-  const std::string s = std::to_string(slot);
-  auto r = to->Call({"CLUSTER", "SETSLOT", s, "IMPORTING", *from_id});
-  if (!r.ok() || *r != "OK") return absl::InternalError("IMPORTING: " + *r);
-  r = from->Call({"CLUSTER", "SETSLOT", s, "MIGRATING", *to_id});
-  if (!r.ok() || *r != "OK") return absl::InternalError("MIGRATING: " + *r);
-  while (true) {
-    auto keys = from->Call({"CLUSTER", "GETKEYSINSLOT", s, "5"});
-    if (!keys.ok()) return keys.status();
-    if (keys->empty()) break;
-    std::vector<std::string> argv = {
-        "MIGRATE", "127.0.0.1", std::to_string(to->port()), "", "0", "5000",
-        "REPLACE", "KEYS"};
-    for (absl::string_view k : absl::StrSplit(*keys, '\n')) {
-      argv.emplace_back(k);
-    }
-    r = from->Call(argv);
-    if (!r.ok()) return r.status();
-    // Let the engine and the reader meet the half-moved slot (ASK).
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  for (RedisServer* node : {to, from}) {
-    r = node->Call({"CLUSTER", "SETSLOT", s, "NODE", *to_id});
-    if (!r.ok() || *r != "OK") return absl::InternalError("NODE: " + *r);
-  }
-  for (const auto& node : cluster->nodes()) {
-    if (node.get() == to || node.get() == from) continue;
-    node->Call({"CLUSTER", "SETSLOT", s, "NODE", *to_id}).IgnoreError();
-  }
-  return absl::OkStatus();
-}
-
 class MirrorClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -166,7 +128,7 @@ TEST_F(MirrorClusterTest, ReaderAgreesWithLocalFiltersAndFollowsMigration) {
       absl::SleepFor(absl::Milliseconds(5));
     }
   });
-  absl::Status moved = MoveSlot(cluster_.get(), slot, owner, target);
+  absl::Status moved = cluster_->MoveSlot(slot, owner, target);
   absl::SleepFor(absl::Milliseconds(300));
   stop.store(true);
   writer.join();
@@ -224,8 +186,7 @@ TEST_P(MirrorClusterMigrationTest, NoFalseNegativeWhileTheSlotMoves) {
   }
   const int64_t fault = MirrorSteadyMs();
   ASSERT_TRUE(
-      MoveSlot(cluster->get(), RedisKeySlot(keys.manifest()), owner, target)
-          .ok());
+      (*cluster)->MoveSlot(RedisKeySlot(keys.manifest()), owner, target).ok());
   absl::SleepFor(absl::Milliseconds(1000));
   writer.Stop();
   EXPECT_EQ(writer.errors(), 0);

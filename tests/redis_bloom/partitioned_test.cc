@@ -16,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -42,44 +41,6 @@ RedisServer* OwnerOf(RedisCluster* cluster, const std::string& key) {
     }
   }
   return nullptr;
-}
-
-// Moves `slot` from `from` to `to` as redis-cli --cluster reshard does:
-// IMPORTING / MIGRATING, MIGRATE the keys a few at a time (pausing so the
-// clients meet the half-moved slot), then SETSLOT NODE everywhere.
-absl::Status MoveSlot(RedisCluster* cluster, int slot, RedisServer* from,
-                      RedisServer* to) {
-  auto from_id = from->Call({"CLUSTER", "MYID"});
-  auto to_id = to->Call({"CLUSTER", "MYID"});
-  if (!from_id.ok() || !to_id.ok()) return absl::InternalError("MYID");
-  const std::string s = std::to_string(slot);
-  auto r = to->Call({"CLUSTER", "SETSLOT", s, "IMPORTING", *from_id});
-  if (!r.ok() || *r != "OK") return absl::InternalError("IMPORTING");
-  r = from->Call({"CLUSTER", "SETSLOT", s, "MIGRATING", *to_id});
-  if (!r.ok() || *r != "OK") return absl::InternalError("MIGRATING");
-  while (true) {
-    auto keys = from->Call({"CLUSTER", "GETKEYSINSLOT", s, "1"});
-    if (!keys.ok()) return keys.status();
-    if (keys->empty()) break;
-    std::vector<std::string> argv = {
-        "MIGRATE", "127.0.0.1", std::to_string(to->port()), "", "0", "5000",
-        "REPLACE", "KEYS"};
-    for (absl::string_view k : absl::StrSplit(*keys, '\n')) {
-      argv.emplace_back(k);
-    }
-    r = from->Call(argv);
-    if (!r.ok()) return r.status();
-    absl::SleepFor(absl::Milliseconds(30));
-  }
-  for (RedisServer* node : {to, from}) {
-    r = node->Call({"CLUSTER", "SETSLOT", s, "NODE", *to_id});
-    if (!r.ok() || *r != "OK") return absl::InternalError("NODE");
-  }
-  for (const auto& node : cluster->nodes()) {
-    if (node.get() == to || node.get() == from) continue;
-    node->Call({"CLUSTER", "SETSLOT", s, "NODE", *to_id}).IgnoreError();
-  }
-  return absl::OkStatus();
 }
 
 int CountTrue(const std::vector<bool>& v) {
@@ -268,7 +229,10 @@ TEST_F(BloomPartitionedClusterTest, NoFalseNegativeWhileAPartitionSlotMoves) {
     retries = static_cast<RedisBloomPartitioned*>(b.get())->redirect_retries();
   });
   absl::SleepFor(absl::Milliseconds(100));
-  absl::Status moved = MoveSlot(cluster_, RedisKeySlot(part0), from, to);
+  // One key per step, 30 ms apart: the writer meets the half-moved slot.
+  absl::Status moved =
+      cluster_->MoveSlot(RedisKeySlot(part0), from, to,
+                         /*keys_per_step=*/1, absl::Milliseconds(30));
   absl::SleepFor(absl::Milliseconds(100));
   stop = true;
   writer.join();

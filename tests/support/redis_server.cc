@@ -544,6 +544,56 @@ absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(int masters) {
   return cluster;
 }
 
+absl::Status RedisCluster::MoveSlot(int slot, RedisServer* from,
+                                    RedisServer* to, int keys_per_step,
+                                    absl::Duration pause) {
+  absl::StatusOr<std::string> from_id = from->Call({"CLUSTER", "MYID"});
+  absl::StatusOr<std::string> to_id = to->Call({"CLUSTER", "MYID"});
+  if (!from_id.ok()) return from_id.status();
+  if (!to_id.ok()) return to_id.status();
+  const std::string s = std::to_string(slot);
+  auto expect_ok = [&](RedisServer* node, std::vector<std::string> argv,
+                       const char* step) -> absl::Status {
+    absl::StatusOr<std::string> r = node->Call(argv);
+    if (!r.ok()) return r.status();
+    if (*r != "OK") {
+      return absl::InternalError(
+          absl::StrFormat("moving slot %d: %s: %s", slot, step, *r));
+    }
+    return absl::OkStatus();
+  };
+  absl::Status st = expect_ok(
+      to, {"CLUSTER", "SETSLOT", s, "IMPORTING", *from_id}, "IMPORTING");
+  if (!st.ok()) return st;
+  st = expect_ok(from, {"CLUSTER", "SETSLOT", s, "MIGRATING", *to_id},
+                 "MIGRATING");
+  if (!st.ok()) return st;
+  while (true) {
+    absl::StatusOr<std::string> keys = from->Call(
+        {"CLUSTER", "GETKEYSINSLOT", s, std::to_string(keys_per_step)});
+    if (!keys.ok()) return keys.status();
+    if (keys->empty()) break;
+    std::vector<std::string> argv = {
+        "MIGRATE", "127.0.0.1", std::to_string(to->port()), "", "0", "5000",
+        "REPLACE", "KEYS"};
+    for (absl::string_view k : absl::StrSplit(*keys, '\n')) {
+      argv.emplace_back(k);
+    }
+    absl::StatusOr<std::string> r = from->Call(argv);
+    if (!r.ok()) return r.status();
+    absl::SleepFor(pause);
+  }
+  for (RedisServer* node : {to, from}) {
+    st = expect_ok(node, {"CLUSTER", "SETSLOT", s, "NODE", *to_id}, "NODE");
+    if (!st.ok()) return st;
+  }
+  for (const auto& node : nodes_) {
+    if (node.get() == to || node.get() == from) continue;
+    node->Call({"CLUSTER", "SETSLOT", s, "NODE", *to_id}).IgnoreError();
+  }
+  return absl::OkStatus();
+}
+
 std::vector<std::string> RedisCluster::endpoints() const {
   std::vector<std::string> out;
   for (const auto& node : nodes_) out.push_back(node->endpoint());

@@ -128,6 +128,15 @@ class RedisCluster {
   }
   std::vector<std::string> endpoints() const;
 
+  // Moves `slot` from node `from` to node `to` as redis-cli --cluster
+  // reshard does: SETSLOT IMPORTING / MIGRATING, MIGRATE of up to
+  // `keys_per_step` keys at a time with `pause` after each step (so that
+  // clients meet the half-moved slot and its ASK redirects), then SETSLOT
+  // NODE on every node. Internal naming the step that failed.
+  absl::Status MoveSlot(int slot, RedisServer* from, RedisServer* to,
+                        int keys_per_step = 5,
+                        absl::Duration pause = absl::Milliseconds(20));
+
  private:
   RedisCluster() = default;
   std::vector<std::unique_ptr<RedisServer>> nodes_;
