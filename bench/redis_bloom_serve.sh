@@ -21,7 +21,7 @@ redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no \
   --serve_batches "${SERVE_BATCHES:-1}" \
   >"$dir/serve.log" 2>&1 &
 serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null; kill "$(cat "$dir/redis.pid")"; rm -rf "$dir"' EXIT
+trap 'kill $serve_pid 2>/dev/null || true; kill "$(cat "$dir/redis.pid")" || true; rm -rf "$dir"' EXIT
 sleep 1
 rate() {  # port, clients, command...
   local port=$1 c=$2
