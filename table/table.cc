@@ -62,7 +62,7 @@ Table::Table(const TableOptions& options, std::string file_name,
       file_(std::move(file)),
       file_size_(file_size) {}
 
-Table::~Table() = default;
+Table::~Table() { ReleasePinnedFilter(); }
 
 absl::StatusOr<BlockContents> Table::ReadMetaBlock(
     const BlockHandle& handle) const {
@@ -197,63 +197,14 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
     table->index_block_ = std::move(*block);
   }
 
+  if (options.block_cache != nullptr) {
+    table->cache_id_ = options.block_cache->NewId();
+  }
   if (have_filter) {
     s = table->LoadFilter(filter_name, filter_handle);
     if (!s.ok()) return s;
   }
-
-  if (options.block_cache != nullptr) {
-    table->cache_id_ = options.block_cache->NewId();
-  }
   return table;
-}
-
-absl::Status Table::LoadFilter(std::string_view name,
-                               const BlockHandle& handle) {
-  auto contents = ReadMetaBlock(handle);
-  if (!contents.ok()) return contents.status();
-  if (contents->stored_type != kNoCompression) {
-    return absl::DataLossError(absl::StrFormat(
-        "%s: filter block at offset %d: stored with compression type %d "
-        "(filters are stored raw)",
-        file_name_, handle.offset(), static_cast<int>(contents->stored_type)));
-  }
-  filter_size_ = contents->size;
-  if (filter_size_ > 0) {
-    // Rounded up to whole cache lines so every 64-byte probe stays inside.
-    const size_t alloc = (filter_size_ + 63) / 64 * 64;
-    filter_.reset(
-        static_cast<char*>(::operator new[](alloc, std::align_val_t{64})));
-    std::memcpy(filter_.get(), contents->owned.get(), filter_size_);
-    std::memset(filter_.get() + filter_size_, 0, alloc - filter_size_);
-  }
-  filter_policy_name_.assign(name.data(), name.size());
-  // A prefix-only filter: the same policy's encoding, under a tagged name.
-  std::string_view policy_name = name;
-  if (policy_name.starts_with(kPrefixOnlyFilterTag)) {
-    policy_name.remove_prefix(std::strlen(kPrefixOnlyFilterTag));
-    filter_whole_keys_ = false;
-  }
-  filter_prefixes_usable_ =
-      options_.prefix_extractor != nullptr &&
-      !props_.filter_prefix_extractor.empty() &&
-      props_.filter_prefix_extractor == options_.prefix_extractor->Name();
-
-  if (options_.filter_policy != nullptr &&
-      policy_name == options_.filter_policy->Name()) {
-    filter_policy_ = options_.filter_policy;
-    hash_compatible_ = true;
-  } else {
-    // Readers of filters do not depend on bits per key (the filter bytes
-    // describe themselves); pass a valid value when the property is absent.
-    const double bits =
-        props_.filter_bits_per_key > 0 ? props_.filter_bits_per_key : 10.0;
-    auto policy = FilterPolicyFromName(policy_name, bits);
-    // An unknown policy leaves filter_policy_ null: every probe is "maybe".
-    if (policy.ok()) filter_policy_ = std::move(*policy);
-  }
-  filter_reader_ = FilterReader(filter_policy_.get(), filter_data());
-  return absl::OkStatus();
 }
 
 std::unique_ptr<Iterator> Table::NewIndexIterator() const {
@@ -404,35 +355,12 @@ std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
       bounds);
 }
 
-bool Table::UserKeyMayMatch(std::string_view user_key,
-                            const uint64_t* user_key_hash) const {
-  if (filter_policy_name_.empty() || filter_policy_ == nullptr) return true;
-  if (!filter_whole_keys_) {
-    // Prefixes only: the key's prefix stands in for the key.
-    const SliceTransform* extractor = options_.prefix_extractor.get();
-    if (!filter_prefixes_usable_ || !extractor->InDomain(user_key)) {
-      return true;
-    }
-    return filter_reader_.KeyMayMatch(extractor->Transform(user_key));
-  }
-  if (user_key_hash != nullptr && hash_compatible_) {
-    return filter_reader_.HashMayMatch(*user_key_hash);
-  }
-  return filter_reader_.KeyMayMatch(user_key);
-}
-
-bool Table::PrefixMayMatch(std::string_view prefix) const {
-  if (!filter_prefixes_usable_ || filter_policy_ == nullptr) return true;
-  Record(options_.statistics, Ticker::kPrefixFilterChecks);
-  if (filter_reader_.KeyMayMatch(prefix)) return true;
-  Record(options_.statistics, Ticker::kPrefixFilterNegatives);
-  return false;
-}
-
 absl::Status Table::InternalGet(
     const ReadOptions& options, std::string_view internal_key,
     const uint64_t* user_key_hash,
-    absl::FunctionRef<void(std::string_view, std::string_view)> found) const {
+    absl::FunctionRef<void(std::string_view, std::string_view)> found,
+    FilterOutcome* outcome) const {
+  if (outcome != nullptr) *outcome = FilterOutcome::kNotChecked;
   if (internal_key.size() < kInternalKeyTrailerSize) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: InternalGet with a %d-byte key (not an internal key)", file_name_,
@@ -444,6 +372,7 @@ absl::Status Table::InternalGet(
     Record(options_.statistics, Ticker::kFilterChecks);
     if (!UserKeyMayMatch(user_key, user_key_hash)) {
       Record(options_.statistics, Ticker::kFilterNegatives);
+      if (outcome != nullptr) *outcome = FilterOutcome::kNegative;
       return absl::OkStatus();
     }
     Record(options_.statistics, Ticker::kFilterPositives);
@@ -476,6 +405,10 @@ absl::Status Table::InternalGet(
   }
   if (filtered && !same_user_key) {
     Record(options_.statistics, Ticker::kFilterFalsePositives);
+  }
+  if (filtered && outcome != nullptr) {
+    *outcome = same_user_key ? FilterOutcome::kTruePositive
+                             : FilterOutcome::kFalsePositive;
   }
   return absl::OkStatus();
 }

@@ -3,9 +3,10 @@
 //
 // Table: an open, immutable table file (format in docs/table_format.md).
 // Open() reads and verifies (CRC always) the footer, metaindex, properties,
-// index and filter blocks and keeps the index block and the filter in
-// memory; data blocks are read on demand, through the block cache when
-// TableOptions::block_cache is set.
+// index and filter blocks and keeps the index block in memory, and the
+// filter too: on the heap, or in the block cache with
+// TableOptions::cache_filter (reloaded when evicted); data blocks are read
+// on demand, through the block cache when TableOptions::block_cache is set.
 //
 // Thread safety: every method is const and safe to call from many threads.
 // Ownership: the Table owns its file. Iterators borrow the Table: destroy
@@ -21,6 +22,7 @@
 #ifndef SIFTDB_TABLE_TABLE_H_
 #define SIFTDB_TABLE_TABLE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -42,6 +44,7 @@
 #include "table/internal_key.h"
 #include "table/table_options.h"
 #include "table/table_properties.h"
+#include "util/mutex.h"
 
 namespace siftdb {
 
@@ -64,6 +67,15 @@ class Table {
   // bounds in the blocks it reads are still returned.
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) const;
 
+  // What the filter did for one point lookup (Version counts these per
+  // level for siftdb.stats).
+  enum class FilterOutcome : uint8_t {
+    kNotChecked,     // no filter, or the lookup failed before the probe
+    kNegative,       // "no": no data block read
+    kTruePositive,   // "maybe", and an entry with the user key exists
+    kFalsePositive,  // "maybe", but no entry has the user key
+  };
+
   // Point lookup. It
   // checks the filter on the user key of internal_key first (with
   // *user_key_hash when non-null and the table's filter was built by a
@@ -73,11 +85,13 @@ class Table {
   // one data block that may hold the key and calls found(key, value) for its
   // first entry >= internal_key, if any (an entry in a later block never
   // has the same user key). Counts kFilterFalsePositives when the filter
-  // said maybe but no entry with that user key exists.
+  // said maybe but no entry with that user key exists. When outcome is
+  // non-null it is set to what the filter did.
   absl::Status InternalGet(
       const ReadOptions& options, std::string_view internal_key,
       const uint64_t* user_key_hash,
-      absl::FunctionRef<void(std::string_view, std::string_view)> found) const;
+      absl::FunctionRef<void(std::string_view, std::string_view)> found,
+      FilterOutcome* outcome = nullptr) const;
 
   // One key of a MultiGet (below).
   struct GetRequest {
@@ -89,6 +103,7 @@ class Table {
     static constexpr int kRuledOut = -1;       // by the filter, or a bad key
     static constexpr int kPastLastBlock = -2;  // past the table's last key
     int block = kRuledOut;
+    FilterOutcome filter = FilterOutcome::kNotChecked;  // out, as InternalGet
   };
   class MultiGetBlocks;
 
@@ -112,10 +127,12 @@ class Table {
                                              std::string_view value)>
                           found) const;
   // Starts loading the filter line a probe with user_key_hash would read,
-  // when the table's filter takes the caller's hashes (else nothing).
+  // when the table's filter takes the caller's hashes and is held by the
+  // table (else nothing).
   void PrefetchFilter(uint64_t user_key_hash) const {
     if (filter_whole_keys_ && hash_compatible_) {
-      filter_reader_.Prefetch(user_key_hash);
+      const LoadedFilter* f = resident_filter_.load(std::memory_order_acquire);
+      if (f != nullptr) f->reader.Prefetch(user_key_hash);
     }
   }
 
@@ -140,9 +157,30 @@ class Table {
 
   const TableProperties& properties() const { return props_; }
   // The raw filter bytes (exactly the filter block's bytes in the file),
-  // 64-byte aligned; empty when the table has no filter.
+  // 64-byte aligned, when the table holds them: always without
+  // TableOptions::cache_filter, and after PinFilter with it. Empty when the
+  // table has no filter or its filter is in the block cache (CopyFilter
+  // reads it from there).
   std::string_view filter_data() const {
-    return std::string_view(filter_.get(), filter_size_);
+    const LoadedFilter* f = resident_filter_.load(std::memory_order_acquire);
+    return f != nullptr ? f->bytes() : std::string_view();
+  }
+  // The size of the filter block (0: no filter), wherever it is held.
+  size_t filter_size() const { return filter_size_; }
+  // Sets *bytes to the filter block's bytes (empty: no filter), from the
+  // table, the block cache, or the file (verifying its CRC; DataLoss naming
+  // the file and offset when damaged).
+  absl::Status CopyFilter(std::string* bytes) const;
+  // With TableOptions::cache_filter and a block cache: loads the filter
+  // into the cache when absent and keeps it there, pinned, until the table
+  // closes (so probes skip the cache lookup). Idempotent and thread-safe;
+  // a failed load leaves the filter unpinned (probes reload it). No effect
+  // otherwise (the filter is on the heap already, or there is none).
+  void PinFilter() const;
+  // Whether probes read the filter without a block-cache lookup (on the
+  // heap, or pinned); false when the table has no filter.
+  bool filter_resident() const {
+    return resident_filter_.load(std::memory_order_acquire) != nullptr;
   }
   // Name of the policy that built the filter ("" when none).
   std::string_view filter_policy_name() const { return filter_policy_name_; }
@@ -210,8 +248,52 @@ class Table {
   Table(const TableOptions& options, std::string file_name,
         std::unique_ptr<RandomAccessFile> file, uint64_t file_size);
 
+  // The filter's bytes and their decoded reader, held by the table (on
+  // the heap) or by the block cache (cache_filter). Adds its size to a
+  // TableOptions filter-bytes counter while it lives. Not movable (the
+  // reader points into data).
+  struct LoadedFilter {
+    LoadedFilter(std::string_view contents,
+                 std::shared_ptr<const FilterPolicy> filter_policy,
+                 std::shared_ptr<std::atomic<uint64_t>> bytes_counter);
+    ~LoadedFilter();
+    LoadedFilter(const LoadedFilter&) = delete;
+    LoadedFilter& operator=(const LoadedFilter&) = delete;
+    std::string_view bytes() const {
+      return std::string_view(data.get(), size);
+    }
+    // Rounded up to whole cache lines (zeroed) so every 64-byte probe
+    // stays inside.
+    std::unique_ptr<char[], AlignedDelete> data;
+    size_t size = 0;
+    size_t allocated = 0;
+    std::shared_ptr<const FilterPolicy> policy;  // outlives reader
+    FilterReader reader;
+    std::shared_ptr<std::atomic<uint64_t>> counter;  // may be null
+  };
+
   absl::StatusOr<BlockContents> ReadMetaBlock(const BlockHandle& handle) const;
+  // At Open: records the filter's name and kind, reads and verifies it, and
+  // holds it (heap) or leaves it in the block cache (cache_filter).
   absl::Status LoadFilter(std::string_view name, const BlockHandle& handle);
+  // Reads and verifies the filter block from the file into a new
+  // LoadedFilter counted in `counter`.
+  absl::StatusOr<std::unique_ptr<LoadedFilter>> ReadFilter(
+      const std::shared_ptr<std::atomic<uint64_t>>& counter) const;
+  // Finds the filter in the block cache or reads it in; the handle is the
+  // caller's to release. An error (counting kFilterLoadErrors) when it
+  // could not be read.
+  absl::StatusOr<ShardedCache::Handle*> CachedFilterHandle() const;
+  // Runs probe(const FilterReader&) on the filter (resident, or through
+  // the block cache) and returns its answer; true ("may match") when the
+  // filter cannot be had.
+  template <typename Probe>
+  bool ProbeFilter(const Probe& probe) const;
+  // Releases the pinned filter's cache handle (the destructor's).
+  void ReleasePinnedFilter();
+  // UserKeyMayMatch given the filter.
+  bool UserKeyMayMatchIn(const FilterReader& reader, std::string_view user_key,
+                         const uint64_t* user_key_hash) const;
 
   const TableOptions options_;
   const InternalKeyComparator comparator_;
@@ -224,13 +306,21 @@ class Table {
   TableProperties props_;
   std::unique_ptr<Block> index_block_;
 
-  std::unique_ptr<char[], AlignedDelete> filter_;
+  BlockHandle filter_handle_;
   size_t filter_size_ = 0;
   std::string filter_policy_name_;
   std::shared_ptr<const FilterPolicy> filter_policy_;
-  // Decoded view of filter_ through filter_policy_ (always "maybe" when
-  // the policy is unknown).
-  FilterReader filter_reader_;
+  // Whether the filter lives in the block cache (cache_filter with a cache,
+  // and a filter a known policy reads).
+  bool filter_in_cache_ = false;
+  // The filter probes read without a cache lookup: heap_filter_ (heap
+  // mode), or the pinned cache entry's (after PinFilter). Set at most once,
+  // from null, and valid until the table is destroyed.
+  mutable std::atomic<const LoadedFilter*> resident_filter_{nullptr};
+  std::unique_ptr<LoadedFilter> heap_filter_;
+  mutable Mutex pin_mu_;
+  mutable ShardedCache::Handle* pinned_filter_ ABSL_GUARDED_BY(pin_mu_) =
+      nullptr;
   // True when filter_policy_ is TableOptions::filter_policy (same Name()),
   // so a caller's precomputed hash is valid for it.
   bool hash_compatible_ = false;

@@ -28,6 +28,7 @@ void Table::MultiGetLocate(std::span<GetRequest> requests,
   bool past_last_block = false;
   for (GetRequest& request : requests) {
     request.block = GetRequest::kRuledOut;
+    request.filter = FilterOutcome::kNotChecked;
     const std::string_view internal_key = request.internal_key;
     if (internal_key.size() < kInternalKeyTrailerSize) {
       request.status = absl::InvalidArgumentError(absl::StrFormat(
@@ -40,6 +41,7 @@ void Table::MultiGetLocate(std::span<GetRequest> requests,
       if (!UserKeyMayMatch(ExtractUserKey(internal_key),
                            request.user_key_hash)) {
         Record(options_.statistics, Ticker::kFilterNegatives);
+        request.filter = FilterOutcome::kNegative;
         continue;
       }
       Record(options_.statistics, Ticker::kFilterPositives);
@@ -133,6 +135,10 @@ void Table::MultiGetFinish(
     // A key the filter passed but no entry matched: a false positive.
     if (filtered && !same_user_key) {
       Record(options_.statistics, Ticker::kFilterFalsePositives);
+    }
+    if (filtered) {
+      request.filter = same_user_key ? FilterOutcome::kTruePositive
+                                     : FilterOutcome::kFalsePositive;
     }
   }
 }

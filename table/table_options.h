@@ -11,7 +11,9 @@
 #ifndef SIFTDB_TABLE_TABLE_OPTIONS_H_
 #define SIFTDB_TABLE_TABLE_OPTIONS_H_
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "siftdb/comparator.h"
@@ -55,6 +57,21 @@ struct TableOptions {
   // table prefixes its keys with its own ShardedCache::NewId()). null: no
   // caching.
   ShardedCache* block_cache = nullptr;
+  // When true (and block_cache is set), a table keeps its filter in the
+  // block cache, charged there and evicted like a data block, instead of
+  // on the heap for as long as it is open (RocksDB's
+  // cache_index_and_filter_blocks, for filters). Open still reads and
+  // verifies the filter (and leaves it in the cache); a probe that misses
+  // the cache reads it again, and a probe whose reload fails answers "may
+  // match". Table::PinFilter keeps one table's filter in the cache until
+  // the table closes. Without a block cache filters stay on the heap.
+  bool cache_filter = false;
+  // Bytes of the filters held now: on the heap by open tables, and in the
+  // block cache (cache_filter; counted until the cache drops them, even
+  // after their table closed). Shared so that a counter outlives the
+  // cache entries that update it. May be null: not counted.
+  std::shared_ptr<std::atomic<uint64_t>> heap_filter_bytes;
+  std::shared_ptr<std::atomic<uint64_t>> cached_filter_bytes;
   // Where counters are recorded. May be null.
   Statistics* statistics = nullptr;
   // Verify the CRC of every block read, whatever ReadOptions says.

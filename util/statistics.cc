@@ -45,6 +45,12 @@ const char* TickerName(Ticker t) {
       return "table_cache.misses";
     case Ticker::kTableOpenFilterBytes:
       return "table_cache.filter_bytes_loaded";
+    case Ticker::kFilterCacheHits:
+      return "filter.cache_hits";
+    case Ticker::kFilterCacheMisses:
+      return "filter.cache_misses";
+    case Ticker::kFilterLoadErrors:
+      return "filter.load_errors";
     case Ticker::kNumTickers:
       break;
   }
@@ -53,6 +59,9 @@ const char* TickerName(Ticker t) {
 
 void Statistics::Reset() {
   for (auto& c : counters_) c.store(0, std::memory_order_relaxed);
+  for (auto& level : level_filters_) {
+    for (auto& c : level) c.store(0, std::memory_order_relaxed);
+  }
 }
 
 std::string Statistics::ToString() const {

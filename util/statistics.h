@@ -42,6 +42,12 @@ enum class Ticker : int {
   kTableCacheHits,
   kTableCacheMisses,
   kTableOpenFilterBytes,
+  // Filters kept in the block cache (Options::cache_filter_blocks): a probe
+  // found its table's filter there, or read it in; a reload that failed
+  // (the probe answered "may match").
+  kFilterCacheHits,
+  kFilterCacheMisses,
+  kFilterLoadErrors,
   kNumTickers,  // keep last
 };
 
@@ -60,6 +66,22 @@ class Statistics {
   uint64_t Get(Ticker t) const {
     return counters_[static_cast<int>(t)].load(std::memory_order_relaxed);
   }
+  // What a table's filter did for one point read (Get, MultiGet) on
+  // `level`, counted per level for siftdb.stats. Levels past kMaxLevels - 1
+  // count as the last.
+  enum class FilterEvent : int { kNegative, kTruePositive, kFalsePositive };
+  static constexpr int kMaxLevels = 8;
+  void RecordLevelFilter(int level, FilterEvent event) {
+    if (level < 0) return;
+    auto& counts = level_filters_[level < kMaxLevels ? level : kMaxLevels - 1];
+    counts[static_cast<int>(event)].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t LevelFilterCount(int level, FilterEvent event) const {
+    if (level < 0 || level >= kMaxLevels) return 0;
+    return level_filters_[level][static_cast<int>(event)].load(
+        std::memory_order_relaxed);
+  }
+
   void Reset();
   // One "name: value" line per ticker.
   std::string ToString() const;
@@ -67,6 +89,7 @@ class Statistics {
  private:
   std::array<std::atomic<uint64_t>, static_cast<int>(Ticker::kNumTickers)>
       counters_{};
+  std::array<std::array<std::atomic<uint64_t>, 3>, kMaxLevels> level_filters_{};
 };
 
 // stats->Record(t, n) when stats is non-null (most Options leave it null).
