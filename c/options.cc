@@ -232,6 +232,32 @@ void siftdb_options_set_target_file_size_multiplier(siftdb_options_t* options,
   }
 }
 
+void siftdb_options_set_cache_filter_blocks(siftdb_options_t* options,
+                                            uint8_t v) {
+  if (options != nullptr) options->rep.cache_filter_blocks = v != 0;
+}
+
+void siftdb_options_set_pin_l0_filter_blocks_in_cache(siftdb_options_t* options,
+                                                      uint8_t v) {
+  if (options != nullptr) options->rep.pin_l0_filter_blocks_in_cache = v != 0;
+}
+
+void siftdb_options_set_filter_bits_per_key_per_level(siftdb_options_t* options,
+                                                      const double* bits,
+                                                      size_t levels) {
+  if (options == nullptr) return;
+  options->rep.filter_bits_per_key_per_level.clear();
+  if (bits == nullptr) return;
+  options->rep.filter_bits_per_key_per_level.assign(bits, bits + levels);
+}
+
+void siftdb_options_set_optimize_filters_for_memory_budget(
+    siftdb_options_t* options, uint8_t v) {
+  if (options != nullptr) {
+    options->rep.optimize_filters_for_memory_budget = v != 0;
+  }
+}
+
 void siftdb_options_set_optimize_filters_for_hits(siftdb_options_t* options,
                                                   uint8_t v) {
   if (options != nullptr) options->rep.optimize_filters_for_hits = v != 0;

@@ -56,8 +56,9 @@ absl::Status BuildTable(const std::string& dbname, Env* env,
     }
     if (s.ok()) {
       // Check that the table is usable before the MANIFEST refers to it.
-      s = table_cache->WithTable(meta->number, meta->file_size,
-                                 [](const Table&) {});
+      // Flushes write level 0 (whose filters the cache may pin).
+      s = table_cache->WithTable(
+          meta->number, meta->file_size, [](const Table&) {}, 0);
     }
   }
   if (!s.ok() || meta->file_size == 0) {

@@ -103,9 +103,11 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
       block_cache_ != nullptr ? CacheAccess::Get(*block_cache_) : nullptr;
   table_options_.statistics = &stats_;
   table_options_.paranoid_checks = options_.paranoid_checks;
+  table_options_.cache_filter = options_.cache_filter_blocks;
   // Keep a few descriptors for logs, the MANIFEST and the LOG.
   table_cache_ = std::make_unique<TableCache>(
-      dbname_, env_, table_options_, std::max(options_.max_open_files - 10, 6));
+      dbname_, env_, table_options_, std::max(options_.max_open_files - 10, 6),
+      options_.pin_l0_filter_blocks_in_cache);
   versions_ = std::make_unique<VersionSet>(
       dbname_, &options_, table_cache_.get(), &internal_comparator_);
 }

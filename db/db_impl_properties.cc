@@ -65,6 +65,8 @@ std::string DBImpl::FilterLevelStats() {
     int filtered = 0;  // tables with a filter
     uint64_t keys = 0;
     uint64_t filter_bytes = 0;
+    double expected_fp_keys = 0;  // sum over filtered tables: keys * FP
+    uint64_t filtered_keys = 0;   // keys in tables with a known policy
   };
   std::array<LevelFilters, kNumLevels> levels{};
   const ReadState state = AcquireReadState(ReadOptions());
@@ -78,30 +80,59 @@ std::string DBImpl::FilterLevelStats() {
       table_cache_
           ->WithTable(f->number, f->file_size,
                       [&](const Table& t) {
-                        l.keys += t.properties().num_entries;
-                        const size_t bytes = t.filter_data().size();
+                        const uint64_t keys = t.properties().num_entries;
+                        l.keys += keys;
+                        const size_t bytes = t.filter_size();
                         l.filter_bytes += bytes;
-                        if (bytes > 0) l.filtered++;
+                        if (bytes == 0) return;
+                        l.filtered++;
+                        const double fp = ExpectedFilterFpRate(
+                            t.filter_policy_name(),
+                            t.properties().filter_bits_per_key);
+                        if (fp >= 0) {
+                          l.expected_fp_keys += fp * static_cast<double>(keys);
+                          l.filtered_keys += keys;
+                        }
                       })
           .IgnoreError();
     }
   }
   ReleaseReadState(state);
+  using Event = Statistics::FilterEvent;
   std::string out =
-      "Level Filtered  Filter(KB) Bits/entry New(bits/key)  (filters)\n";
+      "Level Filtered  Filter(KB) Bits/entry New(bits/key)     Checks "
+      " Negatives  FP(seen) FP(expect)  (filters)\n";
   for (int level = 0; level < kNumLevels; level++) {
     const LevelFilters& l = levels[level];
-    if (l.tables == 0 && level > deepest) continue;
+    const uint64_t negatives = stats_.LevelFilterCount(level, Event::kNegative);
+    const uint64_t false_positives =
+        stats_.LevelFilterCount(level, Event::kFalsePositive);
+    const uint64_t checks =
+        negatives + false_positives +
+        stats_.LevelFilterCount(level, Event::kTruePositive);
+    if (l.tables == 0 && checks == 0 && level > deepest) continue;
     double next = OutputFilterBitsPerKey(options_, level, deepest);
     if (filter_policy_ == nullptr ||
         (options_.optimize_filters_for_hits && level >= deepest && level > 0)) {
       next = 0;  // approximate for the bottom: a compaction decides
     }
+    // Seen: false positives among the probes of keys the table did not
+    // hold (the negatives and the false positives).
+    const std::string seen =
+        negatives + false_positives > 0
+            ? absl::StrFormat("%.4f%%", 100.0 * false_positives /
+                                            (negatives + false_positives))
+            : "-";
+    const std::string expect =
+        l.filtered_keys > 0
+            ? absl::StrFormat("%.4f%%",
+                              100.0 * l.expected_fp_keys / l.filtered_keys)
+            : "-";
     absl::StrAppendFormat(
-        &out, "%5d %4d/%-4d %10.1f %10.2f %13.2f\n", level, l.filtered,
-        l.tables, l.filter_bytes / 1024.0,
+        &out, "%5d %4d/%-4d %10.1f %10.2f %13.2f %10d %10d %9s %10s\n", level,
+        l.filtered, l.tables, l.filter_bytes / 1024.0,
         l.keys > 0 ? 8.0 * static_cast<double>(l.filter_bytes) / l.keys : 0.0,
-        next);
+        next, checks, negatives, seen, expect);
   }
   return out;
 }
@@ -226,7 +257,13 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     return true;
   }
   if (name == "filter-memory") {
-    *value = absl::StrFormat("%d", table_cache_->FilterMemoryUsage());
+    // On the heap and in the block cache alike.
+    *value = absl::StrFormat("%d", table_cache_->FilterMemoryUsage() +
+                                       table_cache_->CachedFilterMemoryUsage());
+    return true;
+  }
+  if (name == "filter-memory-in-cache") {
+    *value = absl::StrFormat("%d", table_cache_->CachedFilterMemoryUsage());
     return true;
   }
   if (name == "approximate-memory-usage") {
@@ -234,6 +271,8 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     if (imm_ != nullptr) {
       total += imm_->ApproximateMemoryUsage() + imm_->FilterMemoryUsage();
     }
+    // Filters kept in the block cache are part of its usage; the others
+    // are on the heap.
     if (block_cache_ != nullptr) total += block_cache_->Usage();
     total += table_cache_->FilterMemoryUsage();
     *value = absl::StrFormat("%d", total);

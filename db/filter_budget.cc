@@ -10,6 +10,9 @@
 
 #include "absl/strings/str_format.h"
 #include "db/version_edit.h"
+#include "filter/bloom_math.h"
+#include "filter/filter_format.h"
+#include "table/format.h"
 
 namespace siftdb {
 
@@ -185,6 +188,21 @@ absl::Status ValidateFilterBudgetOptions(const Options& o) {
     }
   }
   return absl::OkStatus();
+}
+
+double ExpectedFilterFpRate(std::string_view policy_name, double bits_per_key) {
+  if (policy_name.starts_with(kPrefixOnlyFilterTag)) {
+    policy_name.remove_prefix(std::string_view(kPrefixOnlyFilterTag).size());
+  }
+  if (!(bits_per_key > 0)) return -1;
+  if (policy_name == kBlockedBloomPolicyName ||
+      policy_name == kRibbonPolicyName) {
+    return BlockedFpRate(bits_per_key, BlockedOptimalK(bits_per_key));
+  }
+  if (policy_name == kClassicBloomPolicyName) {
+    return ClassicFpRate(bits_per_key, ClassicOptimalK(bits_per_key));
+  }
+  return -1;
 }
 
 }  // namespace siftdb

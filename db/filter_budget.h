@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -61,6 +62,12 @@ std::shared_ptr<const FilterPolicy> OutputFilterPolicy(
 // FilterPolicyFromName does not know; and, with remote_filter on, any level
 // that could be written without a filter.
 absl::Status ValidateFilterBudgetOptions(const Options& options);
+
+// The false-positive rate a table's filter was sized for: its policy (the
+// name a table records; a prefix-only tag is allowed) at bits_per_key
+// (Ribbon's is Bloom-equivalent, so the blocked Bloom rate). -1 for a
+// policy siftdb does not know or bits_per_key <= 0.
+double ExpectedFilterFpRate(std::string_view policy_name, double bits_per_key);
 
 }  // namespace siftdb
 

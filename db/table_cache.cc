@@ -12,22 +12,22 @@
 namespace siftdb {
 namespace {
 
-// What the cache holds per table: the table, and the counter of filter
-// bytes it added itself to (taken off again when the table closes).
-struct CachedTable {
-  std::unique_ptr<Table> table;
-  std::atomic<uint64_t>* filter_bytes;
-};
-
-void DeleteTable(std::string_view key, void* value) {
-  auto* cached = static_cast<CachedTable*>(value);
-  cached->filter_bytes->fetch_sub(cached->table->filter_data().size(),
-                                  std::memory_order_relaxed);
-  delete cached;
+void DeleteTable(std::string_view /*key*/, void* value) {
+  delete static_cast<Table*>(value);
 }
 
 Table* TableIn(ShardedCache* cache, ShardedCache::Handle* handle) {
-  return static_cast<CachedTable*>(cache->Value(handle))->table.get();
+  return static_cast<Table*>(cache->Value(handle));
+}
+
+TableOptions WithFilterCounters(TableOptions options) {
+  if (options.heap_filter_bytes == nullptr) {
+    options.heap_filter_bytes = std::make_shared<std::atomic<uint64_t>>(0);
+  }
+  if (options.cached_filter_bytes == nullptr) {
+    options.cached_filter_bytes = std::make_shared<std::atomic<uint64_t>>(0);
+  }
+  return options;
 }
 
 std::string CacheKey(uint64_t file_number) {
@@ -39,21 +39,25 @@ std::string CacheKey(uint64_t file_number) {
 }  // namespace
 
 TableCache::TableCache(std::string dbname, Env* env,
-                       const TableOptions& table_options, int entries)
+                       const TableOptions& table_options, int entries,
+                       bool pin_level0_filters)
     : dbname_(std::move(dbname)),
       env_(env),
-      table_options_(table_options),
+      table_options_(WithFilterCounters(table_options)),
       entries_(entries),
+      pin_level0_filters_(pin_level0_filters),
       // Each open table is charged 1: capacity counts tables.
       cache_(NewShardedLRUCache(entries)) {}
 
 absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
-    uint64_t file_number, uint64_t file_size) {
+    uint64_t file_number, uint64_t file_size, int level) {
   const std::string key = CacheKey(file_number);
   ShardedCache::Handle* handle = cache_->Lookup(key);
   Statistics* stats = table_options_.statistics;
+  const bool pin = level == 0 && pin_level0_filters_;
   if (handle != nullptr) {
     Record(stats, Ticker::kTableCacheHits);
+    if (pin) TableIn(cache_.get(), handle)->PinFilter();
     return handle;
   }
   Record(stats, Ticker::kTableCacheMisses);
@@ -73,19 +77,18 @@ absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
   auto table = Table::Open(table_options_, fname, std::move(*file), file_size);
   // Errors are not cached: a transient failure may clear on retry.
   if (!table.ok()) return table.status();
-  filter_bytes_.fetch_add((*table)->filter_data().size(),
-                          std::memory_order_relaxed);
-  Record(stats, Ticker::kTableOpenFilterBytes, (*table)->filter_data().size());
-  auto* cached = new CachedTable{std::move(*table), &filter_bytes_};
-  return cache_->Insert(key, cached, 1, &DeleteTable);
+  Record(stats, Ticker::kTableOpenFilterBytes, (*table)->filter_size());
+  if (pin) (*table)->PinFilter();
+  return cache_->Insert(key, table->release(), 1, &DeleteTable);
 }
 
 std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
                                                   uint64_t file_number,
                                                   uint64_t file_size,
-                                                  const Table** table_out) {
+                                                  const Table** table_out,
+                                                  int level) {
   if (table_out != nullptr) *table_out = nullptr;
-  auto handle = FindTable(file_number, file_size);
+  auto handle = FindTable(file_number, file_size, level);
   if (!handle.ok()) return NewErrorIterator(handle.status());
   Table* table = TableIn(cache_.get(), *handle);
   if (table_out != nullptr) *table_out = table;
@@ -99,19 +102,22 @@ std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
 absl::Status TableCache::Get(
     const ReadOptions& options, uint64_t file_number, uint64_t file_size,
     std::string_view internal_key, const uint64_t* user_key_hash,
-    absl::FunctionRef<void(std::string_view, std::string_view)> found) {
-  auto handle = FindTable(file_number, file_size);
+    absl::FunctionRef<void(std::string_view, std::string_view)> found,
+    int level, Table::FilterOutcome* outcome) {
+  if (outcome != nullptr) *outcome = Table::FilterOutcome::kNotChecked;
+  auto handle = FindTable(file_number, file_size, level);
   if (!handle.ok()) return handle.status();
   Table* table = TableIn(cache_.get(), *handle);
   absl::Status s =
-      table->InternalGet(options, internal_key, user_key_hash, found);
+      table->InternalGet(options, internal_key, user_key_hash, found, outcome);
   cache_->Release(*handle);
   return s;
 }
 
 absl::Status TableCache::WithTable(uint64_t file_number, uint64_t file_size,
-                                   absl::FunctionRef<void(const Table&)> fn) {
-  auto handle = FindTable(file_number, file_size);
+                                   absl::FunctionRef<void(const Table&)> fn,
+                                   int level) {
+  auto handle = FindTable(file_number, file_size, level);
   if (!handle.ok()) return handle.status();
   fn(*TableIn(cache_.get(), *handle));
   cache_->Release(*handle);

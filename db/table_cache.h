@@ -28,9 +28,17 @@ namespace siftdb {
 
 class TableCache {
  public:
-  // table_options is copied; its pointers must outlive the cache.
+  // The level argument of the methods below: the level the caller found
+  // the table in, or kUnknownLevel.
+  static constexpr int kUnknownLevel = -1;
+
+  // table_options is copied; its pointers must outlive the cache. Without
+  // table_options' heap_filter_bytes and cached_filter_bytes counters the
+  // cache makes its own. With pin_level0_filters (and cache_filter), a
+  // table reached at level 0 has its filter pinned in the block cache
+  // (Table::PinFilter) until it closes, even after it moves down unchanged.
   TableCache(std::string dbname, Env* env, const TableOptions& table_options,
-             int entries);
+             int entries, bool pin_level0_filters = false);
   TableCache(const TableCache&) = delete;
   TableCache& operator=(const TableCache&) = delete;
   ~TableCache() = default;
@@ -42,24 +50,28 @@ class TableCache {
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options,
                                         uint64_t file_number,
                                         uint64_t file_size,
-                                        const Table** table_out = nullptr);
+                                        const Table** table_out = nullptr,
+                                        int level = kUnknownLevel);
 
   // Point lookup in one table; see Table::InternalGet.
   absl::Status Get(
       const ReadOptions& options, uint64_t file_number, uint64_t file_size,
       std::string_view internal_key, const uint64_t* user_key_hash,
-      absl::FunctionRef<void(std::string_view, std::string_view)> found);
+      absl::FunctionRef<void(std::string_view, std::string_view)> found,
+      int level = kUnknownLevel, Table::FilterOutcome* outcome = nullptr);
 
   // Runs fn with the open table (opening it when needed); the table is
   // pinned for the duration of the call.
   absl::Status WithTable(uint64_t file_number, uint64_t file_size,
-                         absl::FunctionRef<void(const Table&)> fn);
+                         absl::FunctionRef<void(const Table&)> fn,
+                         int level = kUnknownLevel);
 
   // The open table (opened when needed), pinned until Unpin(handle): for
   // a caller that works on several tables at once.
   absl::StatusOr<ShardedCache::Handle*> Pin(uint64_t file_number,
-                                            uint64_t file_size) {
-    return FindTable(file_number, file_size);
+                                            uint64_t file_size,
+                                            int level = kUnknownLevel) {
+    return FindTable(file_number, file_size, level);
   }
   // Starts loading the cache entry Pin(file_number, ...) reads first.
   void PrefetchTable(uint64_t file_number);
@@ -69,11 +81,18 @@ class TableCache {
   // Drops the table from the cache (after it was deleted).
   void Evict(uint64_t file_number);
 
-  // Bytes of the filters of the tables open now: those in the cache and
-  // those evicted but still pinned by an iterator (a table's bytes count
-  // until it closes).
+  // Bytes of the filters held on the heap by the tables open now: those in
+  // this cache and those evicted but still pinned by an iterator (a
+  // table's bytes count until it closes). Filters kept in the block cache
+  // (TableOptions::cache_filter) are not among them: see
+  // CachedFilterMemoryUsage.
   uint64_t FilterMemoryUsage() const {
-    return filter_bytes_.load(std::memory_order_relaxed);
+    return table_options_.heap_filter_bytes->load(std::memory_order_relaxed);
+  }
+  // Bytes of the filters of these tables in the block cache now (pinned or
+  // not), part of the block cache's usage.
+  uint64_t CachedFilterMemoryUsage() const {
+    return table_options_.cached_filter_bytes->load(std::memory_order_relaxed);
   }
 
   // Tables open now (in the cache, pinned or not) and the most it keeps.
@@ -85,15 +104,15 @@ class TableCache {
 
  private:
   absl::StatusOr<ShardedCache::Handle*> FindTable(uint64_t file_number,
-                                                  uint64_t file_size);
+                                                  uint64_t file_size,
+                                                  int level);
 
   const std::string dbname_;
   Env* const env_;
+  // With both filter-byte counters set.
   const TableOptions table_options_;
   const int entries_;
-  // Declared before cache_: the cache's deleters update it as the cache
-  // is destroyed.
-  std::atomic<uint64_t> filter_bytes_{0};
+  const bool pin_level0_filters_;
   std::unique_ptr<ShardedCache> cache_;
 };
 

@@ -88,6 +88,26 @@ void NoteEntry(Searcher* searcher, std::string_view found_key,
   }
 }
 
+// Counts what a table's filter did for one point read on `level`.
+void CountFilterOutcome(Statistics* stats, int level,
+                        Table::FilterOutcome outcome) {
+  using Event = Statistics::FilterEvent;
+  if (stats == nullptr) return;
+  switch (outcome) {
+    case Table::FilterOutcome::kNotChecked:
+      return;
+    case Table::FilterOutcome::kNegative:
+      stats->RecordLevelFilter(level, Event::kNegative);
+      return;
+    case Table::FilterOutcome::kTruePositive:
+      stats->RecordLevelFilter(level, Event::kTruePositive);
+      return;
+    case Table::FilterOutcome::kFalsePositive:
+      stats->RecordLevelFilter(level, Event::kFalsePositive);
+      return;
+  }
+}
+
 absl::Status MalformedEntryError(uint64_t file_number) {
   return absl::DataLossError(absl::StrFormat(
       "table %06d.sst: entry for a lookup has a malformed internal key",
@@ -135,8 +155,10 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
       ChargeSeek(first_level, first_index);
       charged = true;
     }
+    Table::FilterOutcome outcome;
     status = table_cache_->Get(options, f->number, f->file_size, ikey,
-                               user_key_hash, found);
+                               user_key_hash, found, level, &outcome);
+    CountFilterOutcome(table_cache_->statistics(), level, outcome);
     if (!status.ok()) return true;
     if (searcher.state == SearchState::kCorrupt) {
       status = MalformedEntryError(f->number);
@@ -241,7 +263,8 @@ void Version::MultiGetInTables(const ReadOptions& options, int level,
   }
   for (size_t t = 0; t < tables.size(); t++) {
     const TableBatch& batch = tables[t];
-    auto handle = table_cache_->Pin(batch.file->number, batch.file->file_size);
+    auto handle =
+        table_cache_->Pin(batch.file->number, batch.file->file_size, level);
     if (!handle.ok()) {
       for (size_t m = batch.begin; m < batch.end; m++) {
         requests[m].status = handle.status();
@@ -288,6 +311,7 @@ void Version::MultiGetInTables(const ReadOptions& options, int level,
   for (const TableBatch& batch : tables) {
     for (size_t m = batch.begin; m < batch.end; m++) {
       MultiGetKey& key = keys[members[m]];
+      CountFilterOutcome(table_cache_->statistics(), level, requests[m].filter);
       absl::Status status = std::move(requests[m].status);
       if (status.ok() && searchers[m].state == SearchState::kCorrupt) {
         status = MalformedEntryError(batch.file->number);
@@ -366,7 +390,7 @@ void Version::AddIterators(const ReadOptions& options,
     }
     const Table* table = nullptr;
     iters->push_back(
-        table_cache_->NewIterator(options, f->number, f->file_size, &table));
+        table_cache_->NewIterator(options, f->number, f->file_size, &table, 0));
     if (probes == nullptr) continue;
     if (table == nullptr) {
       probes->emplace_back();  // an error iterator: always position it

@@ -174,9 +174,11 @@ void RemoteMirrorImpl::ApplyLocally(std::vector<Event>* events,
 absl::StatusOr<RemoteMirrorImpl::TableFilterInfo>
 RemoteMirrorImpl::ReadTableFilter(const MirrorTable& t, std::string* bytes) {
   TableFilterInfo info;
+  absl::Status copied;
   absl::Status s =
       table_cache_->WithTable(t.number, t.file_size, [&](const Table& table) {
-        bytes->assign(table.filter_data());
+        // From the table, or the block cache (Options::cache_filter_blocks).
+        copied = table.CopyFilter(bytes);
         info.num_keys = table.properties().filter_num_keys;
         info.entry.policy = std::string(table.filter_policy_name());
         // What else the filter holds, for remote prefix checks: the
@@ -189,6 +191,7 @@ RemoteMirrorImpl::ReadTableFilter(const MirrorTable& t, std::string* bytes) {
         info.entry.whole_keys =
             !info.entry.policy.starts_with(kPrefixOnlyFilterTag);
       });
+  if (s.ok()) s = copied;
   if (!s.ok()) return s;
   info.entry.id = t.number;
   info.entry.level = t.level;

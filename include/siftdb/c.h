@@ -380,6 +380,25 @@ SIFTDB_EXPORT void siftdb_options_set_whole_key_filtering(
 // (Options::optimize_filters_for_hits; open refuses it with the mirror on).
 SIFTDB_EXPORT void siftdb_options_set_optimize_filters_for_hits(
     siftdb_options_t* options, uint8_t v);
+// Per-level filter sizes (Options::filter_bits_per_key_per_level): entry i
+// is the bits/key of tables written to level i (levels past the end use the
+// last; 0: no filter). bits may be null or levels 0: every level uses
+// filter_bits_per_key. The values are copied; open refuses bad ones.
+SIFTDB_EXPORT void siftdb_options_set_filter_bits_per_key_per_level(
+    siftdb_options_t* options, const double* bits, size_t levels);
+// Nonzero: filter_bits_per_key is the tree's average and the bits go where
+// they save the most reads of absent keys
+// (Options::optimize_filters_for_memory_budget).
+SIFTDB_EXPORT void siftdb_options_set_optimize_filters_for_memory_budget(
+    siftdb_options_t* options, uint8_t v);
+// Nonzero: table filters live in the block cache, charged and evicted
+// there (Options::cache_filter_blocks).
+SIFTDB_EXPORT void siftdb_options_set_cache_filter_blocks(
+    siftdb_options_t* options, uint8_t v);
+// With cache_filter_blocks: nonzero (default) keeps level-0 tables' filters
+// pinned in the cache (Options::pin_l0_filter_blocks_in_cache).
+SIFTDB_EXPORT void siftdb_options_set_pin_l0_filter_blocks_in_cache(
+    siftdb_options_t* options, uint8_t v);
 // Level-1 table size and its growth per level (target_file_size_base,
 // target_file_size_multiplier).
 SIFTDB_EXPORT void siftdb_options_set_target_file_size_base(

@@ -142,8 +142,11 @@ class SIFTDB_EXPORT DB {
   //   "siftdb.num-files-at-level<N>"    table count at level N
   //   "siftdb.sstables"                 every live table with its key range
   //   "siftdb.approximate-memory-usage" MemTables + block cache + the
-  //       open tables' filters, in bytes
-  //   "siftdb.filter-memory"            bytes of the open tables' filters
+  //       filters on the heap, in bytes
+  //   "siftdb.filter-memory"            bytes of the tables' filters held
+  //       now, on the heap and (Options::cache_filter_blocks) in the cache
+  //   "siftdb.filter-memory-in-cache"   of those, the bytes in the block
+  //       cache
   //   "siftdb.block-cache-capacity"     block cache capacity in bytes (0:
   //       none); with Options::block_cache, the shared cache's
   //   "siftdb.block-cache-usage"        bytes in the block cache (a shared

@@ -159,6 +159,23 @@ struct SIFTDB_EXPORT Options {
   // Without block_cache: the byte capacity of this DB's own LRU cache of
   // uncompressed data blocks; 0: no block cache.
   size_t block_cache_size = size_t{8} << 20;
+  // When true, table filters live in the block cache (block_cache, or this
+  // DB's own of block_cache_size) instead of on the heap: charged to it
+  // and evicted like data blocks, so filter memory is bounded by the
+  // cache's capacity (RocksDB's cache_index_and_filter_blocks, for
+  // filters; index blocks stay with their tables). A probe whose filter was
+  // evicted reads it again (one read of the filter block); a reload that
+  // fails answers "may match" (counter filter.load_errors). Without any
+  // block cache filters stay on the heap. siftdb.filter-memory counts the
+  // filters in both places. Default false: every open table keeps its
+  // filter on the heap, bounded only by max_open_files.
+  bool cache_filter_blocks = false;
+  // With cache_filter_blocks: the filter of a table read at level 0 stays
+  // pinned in the block cache until the table closes (RocksDB's
+  // pin_l0_filter_and_index_blocks_in_cache), so the newest, most-probed
+  // tables never reload theirs. A table moved down unchanged keeps its pin
+  // until the table cache closes it.
+  bool pin_l0_filter_blocks_in_cache = true;
   // Approximate uncompressed size of a data block.
   size_t block_size = 4096;
   // Keys between restart points in a block (delta encoding). At least 1.

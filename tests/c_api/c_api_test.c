@@ -152,6 +152,16 @@ static void TestOpenErrors(void) {
   CHECK(siftdb_open(options, missing, &err) == NULL);
   CHECK_ERR(err, "optimize_filters_for_hits");
   CHECK(access(missing, F_OK) != 0);
+  // A per-level filter size the engine refuses, named in the error.
+  siftdb_options_clear_remote_filter_endpoints(options);
+  siftdb_options_set_optimize_filters_for_hits(options, 0);
+  {
+    const double bits[] = {10, -1};
+    siftdb_options_set_filter_bits_per_key_per_level(options, bits, 2);
+  }
+  CHECK(siftdb_open(options, missing, &err) == NULL);
+  CHECK_ERR(err, "filter_bits_per_key_per_level");
+  CHECK(access(missing, F_OK) != 0);
   siftdb_options_destroy(options);
 
   // Defaults (NULL options) do not create a database.
@@ -204,6 +214,16 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_free_compaction_inputs_early(o, 1);
   siftdb_options_set_disable_auto_compactions(o, 0);
   siftdb_options_set_optimize_filters_for_hits(o, 1);
+  siftdb_options_set_optimize_filters_for_memory_budget(o, 1);
+  siftdb_options_set_optimize_filters_for_memory_budget(o, 0);
+  siftdb_options_set_filter_bits_per_key_per_level(o, NULL, 0);
+  {
+    const double bits[] = {14, 12, 9};
+    siftdb_options_set_filter_bits_per_key_per_level(o, bits, 3);
+  }
+  siftdb_options_set_cache_filter_blocks(o, 1);
+  siftdb_options_set_pin_l0_filter_blocks_in_cache(o, 0);
+  siftdb_options_set_pin_l0_filter_blocks_in_cache(o, 1);
   // The mirror's settings, with the mirror left off.
   siftdb_options_add_remote_filter_endpoint(o, "127.0.0.1:1");
   siftdb_options_clear_remote_filter_endpoints(o);
