@@ -102,6 +102,12 @@ struct EngineConfig {
   // Options::optimize_filters_for_hits (siftdb's and RocksDB's): no filter
   // in compaction outputs on the bottommost level. LevelDB refuses it.
   bool optimize_filters_for_hits = false;
+  // Filters in the block cache, level-0 ones pinned (siftdb's
+  // cache_filter_blocks / pin_l0_filter_blocks_in_cache; RocksDB's
+  // cache_index_and_filter_blocks / pin_l0_filter_and_index_blocks_in_cache,
+  // which also cache its index blocks). LevelDB refuses them.
+  bool cache_filter_blocks = false;
+  bool pin_l0_filter_blocks = false;
   // siftdb only (LevelDB and RocksDB refuse them): bits/key by level
   // (Options::filter_bits_per_key_per_level; empty: bloom_bits on every
   // level), or bloom_bits as the tree-wide average allocated by level

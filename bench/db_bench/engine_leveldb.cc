@@ -112,6 +112,11 @@ class LevelDBEngine final : public BenchEngine {
           "--optimize_filters_for_memory_budget are not supported (LevelDB "
           "gives every table the same filter)");
     }
+    if (config.cache_filter_blocks) {
+      return absl::InvalidArgumentError(
+          "leveldb: --cache_index_and_filter_blocks is not supported "
+          "(LevelDB keeps every open table's filter on the heap)");
+    }
     if (config.optimize_filters_for_hits) {
       return absl::InvalidArgumentError(
           "leveldb: --optimize_filters_for_hits is not supported (LevelDB "

@@ -124,6 +124,8 @@ class RocksDBEngine final : public BenchEngine {
     rocksdb::BlockBasedTableOptions table;
     table.block_cache = rocksdb::NewLRUCache(config.block_cache_size);
     table.block_size = config.block_size;
+    table.cache_index_and_filter_blocks = config.cache_filter_blocks;
+    table.pin_l0_filter_and_index_blocks_in_cache = config.pin_l0_filter_blocks;
     if (config.bloom_bits > 0) {
       table.filter_policy.reset(
           config.use_ribbon_filter

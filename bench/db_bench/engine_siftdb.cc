@@ -134,6 +134,8 @@ class SiftdbEngine final : public BenchEngine {
     options_.compression_opts.level = config.compression_level;
     options_.filter_bits_per_key = config.bloom_bits;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
+    options_.cache_filter_blocks = config.cache_filter_blocks;
+    options_.pin_l0_filter_blocks_in_cache = config.pin_l0_filter_blocks;
     options_.filter_bits_per_key_per_level = config.bloom_bits_per_level;
     options_.optimize_filters_for_memory_budget =
         config.optimize_filters_for_memory_budget;
@@ -252,11 +254,16 @@ class SiftdbEngine final : public BenchEngine {
     std::optional<std::string> bytes =
         Property("siftdb.approximate-memory-usage");
     std::optional<std::string> filters = Property("siftdb.filter-memory");
-    if (!bytes.has_value() || !filters.has_value()) return std::nullopt;
+    std::optional<std::string> in_cache =
+        Property("siftdb.filter-memory-in-cache");
+    if (!bytes.has_value() || !filters.has_value() || !in_cache.has_value()) {
+      return std::nullopt;
+    }
     return absl::StrFormat(
         "approximate memory usage: %s bytes (MemTables, their filters, the "
-        "block cache and the open tables' filters: %s bytes)",
-        *bytes, *filters);
+        "block cache and the filters on the heap); table filters: %s bytes, "
+        "%s of them in the block cache",
+        *bytes, *filters, *in_cache);
   }
 
   std::optional<uint64_t> TakeComparisons() override {

@@ -112,6 +112,15 @@ ABSL_FLAG(bool, optimize_filters_for_hits, false,
           "Options::optimize_filters_for_hits: compaction outputs on the "
           "bottommost level get no filter (less filter memory; reads of "
           "absent keys read their blocks); LevelDB refuses it");
+ABSL_FLAG(bool, cache_index_and_filter_blocks, false,
+          "Filters kept in (charged to, evicted from) the block cache: "
+          "siftdb's Options::cache_filter_blocks (its index blocks stay "
+          "with the tables), RocksDB's option of this name; LevelDB "
+          "refuses it");
+ABSL_FLAG(bool, pin_l0_filter_and_index_blocks_in_cache, false,
+          "With --cache_index_and_filter_blocks: level-0 filters pinned in "
+          "the cache (siftdb's pin_l0_filter_blocks_in_cache, RocksDB's "
+          "option of this name; RocksDB's default, false, is this flag's)");
 ABSL_FLAG(bool, disable_auto_compactions, false,
           "Options::disable_auto_compactions: only explicit compactions "
           "(the compact benchmark) merge tables; LevelDB ignores it");
@@ -130,7 +139,6 @@ const char* const kIgnoredRocksDBFlags[] = {
     "allow_concurrent_memtable_write",
     "bytes_per_sync",
     "cache_high_pri_pool_ratio",
-    "cache_index_and_filter_blocks",
     "cache_low_pri_pool_ratio",
     "cache_numshardbits",
     "compression_max_dict_bytes",
@@ -143,7 +151,6 @@ const char* const kIgnoredRocksDBFlags[] = {
     "memtablerep",
     "merge_operator",
     "min_level_to_compress",
-    "pin_l0_filter_and_index_blocks_in_cache",
     "prepopulate_block_cache",
     "report_file",
     "report_interval_seconds",
@@ -265,6 +272,10 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
       absl::GetFlag(FLAGS_disable_auto_compactions);
   c->engine.optimize_filters_for_hits =
       absl::GetFlag(FLAGS_optimize_filters_for_hits);
+  c->engine.cache_filter_blocks =
+      absl::GetFlag(FLAGS_cache_index_and_filter_blocks);
+  c->engine.pin_l0_filter_blocks =
+      absl::GetFlag(FLAGS_pin_l0_filter_and_index_blocks_in_cache);
   return absl::OkStatus();
 }
 

@@ -125,6 +125,12 @@ std::string FormatHeader(const BenchConfig& config,
       (e.bloom_bits > 0 || !e.bloom_bits_per_level.empty())) {
     out.insert(out.size() - 1, ", none on the bottommost level");
   }
+  if (e.cache_filter_blocks && !out.starts_with("Filter:     none")) {
+    out.insert(out.size() - 1,
+               e.pin_l0_filter_blocks
+                   ? ", kept in the block cache (level 0 pinned)"
+                   : ", kept in the block cache");
+  }
   out += absl::StrFormat("Compression: %s", e.compression);
   if (e.compression_level != EngineConfig::kDefaultCompressionLevel) {
     out += absl::StrFormat(" (level %d)", e.compression_level);

@@ -248,6 +248,31 @@ TEST_F(DbBenchCompatTest, OptimizeFiltersForHitsDropsBottomFilters) {
               Not(HasSubstr("; filters saved 0 block reads")));
 }
 
+// --cache_index_and_filter_blocks (RocksDB's flag, mapped): the filters are
+// in the block cache (memstats says how many bytes), a cache smaller than
+// the filters makes probes read them again, and readmissing still finds
+// nothing and readrandom everything.
+TEST_F(DbBenchCompatTest, CacheIndexAndFilterBlocksPutsFiltersInTheCache) {
+  ToolResult r = Bench({"--num=20000", "--reads=2000", "--statistics",
+                        "--cache_index_and_filter_blocks", "--cache_size=16384",
+                        "--benchmarks=fillseq,compact,readrandom,"
+                        "readmissing,memstats"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Bloom, kept in the block cache\n"));
+  EXPECT_THAT(LineOf(r.out, "readrandom"), HasSubstr("(2000 of 2000 found)"));
+  EXPECT_THAT(LineOf(r.out, "readmissing"), HasSubstr("(0 of 2000 found)"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(
+          R"(table filters: ([0-9]+) bytes, ([0-9]+) of them in the block cache)")))
+      << r.out;
+  EXPECT_EQ(m[1], m[2]);
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(filter\.cache_misses: [1-9])")))
+      << r.out;
+}
+
 // --prefix_size with --keys_per_prefix: seekrandom seeks to group
 // prefixes, half of them absent; the absent ones are rejected by the
 // prefix filters (no data block read for most).
