@@ -3,13 +3,7 @@
 
 #include "db/prefix_iterator.h"
 
-#include <utility>
-
 namespace siftdb {
-
-PrefixSameAsStartIterator::PrefixSameAsStartIterator(
-    const SliceTransform* extractor, std::unique_ptr<Iterator> inner)
-    : extractor_(extractor), inner_(std::move(inner)) {}
 
 void PrefixSameAsStartIterator::Seek(std::string_view target) {
   limited_ = extractor_->InDomain(target);
@@ -55,12 +49,6 @@ void PrefixSameAsStartIterator::Check() {
   if (!valid_ || !limited_) return;
   const std::string_view k = inner_->key();
   valid_ = extractor_->InDomain(k) && extractor_->Transform(k) == prefix_;
-}
-
-std::unique_ptr<Iterator> NewPrefixSameAsStartIterator(
-    const SliceTransform* extractor, std::unique_ptr<Iterator> inner) {
-  return std::make_unique<PrefixSameAsStartIterator>(extractor,
-                                                     std::move(inner));
 }
 
 }  // namespace siftdb

@@ -12,15 +12,15 @@
 // prefix its order is no longer complete, and this iterator never shows
 // that part.
 //
-// Lazy form (a subclass): the inner iterator is built on first need
-// (NewInner), and a Seek in the domain first asks SourcesMayHoldPrefix;
-// when no source may hold a key of the prefix at or after the target, the
-// iterator is invalid with status OK at once, without building or moving
-// the inner iterator. A seek to an absent prefix then costs the filter
-// probes only, not an iterator tree.
+// It is lazy: a subclass supplies the inner iterator (NewInner), built on
+// first need, and SourcesMayHoldPrefix. A Seek in the domain asks
+// SourcesMayHoldPrefix first; when no source may hold a key of the prefix
+// at or after the target, the iterator is invalid with status OK at once,
+// without building or moving the inner iterator. A seek to an absent
+// prefix then costs the filter probes only, not an iterator tree.
 //
-// Thread safety: one thread at a time. Ownership: takes `inner`;
-// `extractor` must outlive the result.
+// Thread safety: one thread at a time. `extractor` must outlive the
+// iterator.
 
 #ifndef SIFTDB_DB_PREFIX_ITERATOR_H_
 #define SIFTDB_DB_PREFIX_ITERATOR_H_
@@ -36,9 +36,8 @@ namespace siftdb {
 
 class PrefixSameAsStartIterator : public Iterator {
  public:
-  // Over `inner`, every seek reads it.
-  PrefixSameAsStartIterator(const SliceTransform* extractor,
-                            std::unique_ptr<Iterator> inner);
+  explicit PrefixSameAsStartIterator(const SliceTransform* extractor)
+      : extractor_(extractor) {}
 
   bool Valid() const override { return valid_; }
   std::string_view key() const override { return inner_->key(); }
@@ -53,20 +52,13 @@ class PrefixSameAsStartIterator : public Iterator {
   void Prev() override;
 
  protected:
-  // Lazy: NewInner builds the inner iterator when a positioning first
-  // needs it.
-  explicit PrefixSameAsStartIterator(const SliceTransform* extractor)
-      : extractor_(extractor) {}
-
   // False only when no key at or after the user key `target` whose prefix
   // is `prefix` (target's own) is visible to the inner iterator. Must
   // never answer false wrongly.
-  virtual bool SourcesMayHoldPrefix(std::string_view /*target*/,
-                                    std::string_view /*prefix*/) {
-    return true;
-  }
+  virtual bool SourcesMayHoldPrefix(std::string_view target,
+                                    std::string_view prefix) = 0;
   // The inner iterator (never null). Called at most once.
-  virtual std::unique_ptr<Iterator> NewInner() { return NewEmptyIterator(); }
+  virtual std::unique_ptr<Iterator> NewInner() = 0;
   // Destroys the inner iterator (a subclass's destructor calls it before
   // releasing what the inner iterator reads).
   void DropInner() {
@@ -85,14 +77,11 @@ class PrefixSameAsStartIterator : public Iterator {
   void Check();
 
   const SliceTransform* const extractor_;
-  std::unique_ptr<Iterator> inner_;  // null until first needed (lazy form)
+  std::unique_ptr<Iterator> inner_;  // null until first needed
   std::string prefix_;               // the last Seek's prefix, when limited_
   bool limited_ = false;  // the last positioning was a Seek in the domain
   bool valid_ = false;
 };
-
-std::unique_ptr<Iterator> NewPrefixSameAsStartIterator(
-    const SliceTransform* extractor, std::unique_ptr<Iterator> inner);
 
 }  // namespace siftdb
 
