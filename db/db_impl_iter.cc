@@ -81,6 +81,11 @@ std::unique_ptr<Iterator> DBImpl::NewInternalIterator(
   std::vector<ChildPrefixProbe> prefix_probes;
   std::vector<ChildPrefixProbe>* prefix_probes_out =
       seek_prefix != nullptr ? &prefix_probes : nullptr;
+  // At most: two MemTables, each level-0 table, one per deeper level.
+  const size_t most = 2 + state.current->files(0).size() + kNumLevels;
+  children.reserve(most);
+  probes.reserve(most);
+  if (prefix_probes_out != nullptr) prefix_probes.reserve(most);
   // Newest first, so entries of equal internal key (impossible in
   // practice) would favor the newest source. The read state's references
   // keep every MemTable and table the probes use alive.
