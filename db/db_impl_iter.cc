@@ -25,7 +25,7 @@ class DBImpl::PrefixSeekIterator final : public PrefixSameAsStartIterator {
                      const ReadState& state)
       : PrefixSameAsStartIterator(db->options_.prefix_extractor.get()),
         db_(db),
-        options_(options),
+        options_(WithoutSnapshot(options)),
         state_(state) {}
   ~PrefixSeekIterator() override {
     DropInner();  // it reads what state_ references
@@ -51,8 +51,15 @@ class DBImpl::PrefixSeekIterator final : public PrefixSameAsStartIterator {
   }
 
  private:
+  // The snapshot's sequence is in state_: the snapshot may be released
+  // before the first seek. The bounds' bytes are the caller's.
+  static ReadOptions WithoutSnapshot(ReadOptions o) {
+    o.snapshot = nullptr;
+    return o;
+  }
+
   DBImpl* const db_;
-  const ReadOptions options_;  // the bounds' bytes are the caller's
+  const ReadOptions options_;
   const ReadState state_;
   std::string seek_key_;  // the last probed target @ state_.sequence
 };

@@ -4,8 +4,9 @@
 // The lazy prefix iterator (DBImpl::NewIterator with prefix_same_as_start,
 // db/db_impl_iter.cc): it probes the prefix filters before building an
 // iterator tree. A new iterator per seek (as db_bench does) against a
-// std::map model; an iterator reads the DB as of its creation even when
-// its first seek comes after writes, flushes and compactions; one that
+// std::map model; an iterator reads the DB as of its creation (or its
+// snapshot, released or not) even when its first seek comes after writes,
+// flushes and compactions; one that
 // never built its tree still pins and then releases its Version; level-0
 // tables that cannot hold the prefix from the target on are not probed.
 
@@ -150,6 +151,30 @@ TEST(PrefixSeekLazyTest, ReadsTheDBAsOfItsCreation) {
   EXPECT_EQ(n, 21);
   late->Seek(UserKey(2, 0));
   EXPECT_FALSE(late->Valid());
+}
+
+// A snapshot's iterator reads at the snapshot even when the snapshot is
+// released before its first seek.
+TEST(PrefixSeekLazyTest, SnapshotReleasedBeforeTheFirstSeek) {
+  test::TempDir dir;
+  auto db = OpenOrDie(LazyOptions(), dir.Join("db"));
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Put(WriteOptions(), UserKey(2, 1), "old").ok());
+  const Snapshot* snap = db->GetSnapshot();
+  ReadOptions ro = PrefixRead();
+  ro.snapshot = snap;
+  std::unique_ptr<Iterator> it = db->NewIterator(ro);
+  db->ReleaseSnapshot(snap);
+  ASSERT_TRUE(db->Put(WriteOptions(), UserKey(2, 1), "new").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), UserKey(2, 2), "new").ok());
+  ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+  int n = 0;
+  for (it->Seek(UserKey(2, 0)); it->Valid(); it->Next()) {
+    EXPECT_EQ(it->value(), "old");
+    n++;
+  }
+  EXPECT_EQ(n, 1);
+  EXPECT_TRUE(it->status().ok()) << it->status();
 }
 
 // An iterator whose seeks were all rejected by the filters built no tree,
