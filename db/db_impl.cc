@@ -9,15 +9,12 @@
 #include <chrono>
 
 #include "absl/strings/str_format.h"
-#include "db/db_iter.h"
 #include "db/filename.h"
 #include "db/info_log.h"
-#include "db/prefix_iterator.h"
 #include "db/write_batch_internal.h"
 #include "filter/filter_hash.h"
 #include "siftdb/filter_policy.h"
 #include "siftdb/slice_transform.h"
-#include "table/merging_iterator.h"
 
 namespace siftdb {
 
@@ -535,106 +532,6 @@ bool DBImpl::KeyMayExistInState(const ReadState& state, std::string_view key,
     hash_ptr = &hash;
   }
   return state.current->KeyMayExist(lkey, hash_ptr);
-}
-
-std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  std::vector<std::unique_ptr<Iterator>> children;
-  // Every source's filter, so that a seek to a key that exists reads only
-  // the sources that may hold it (see NewProbingMergingIterator).
-  std::vector<ChildProbe> probes;
-  // Prefix seeks: every source's prefix filter (docs/prefix_filters.md).
-  const SliceTransform* extractor = options_.prefix_extractor.get();
-  SeekPrefix seek_prefix = PrefixOfSeeks(options);
-  std::vector<ChildPrefixProbe> prefix_probes;
-  std::vector<ChildPrefixProbe>* prefix_probes_out =
-      seek_prefix != nullptr ? &prefix_probes : nullptr;
-  const ReadState state = AcquireReadState(options);
-  // Newest first, so entries of equal internal key (impossible in
-  // practice) would favor the newest source. The read state's references
-  // keep every MemTable and table the probes use alive.
-  for (MemTable* mem : {state.mem, state.imm}) {
-    if (mem == nullptr) continue;
-    children.push_back(mem->NewIterator());
-    probes.emplace_back([mem](std::string_view target) {
-      return mem->UserKeyMayMatch(ExtractUserKey(target));
-    });
-    if (prefix_probes_out != nullptr) {
-      prefix_probes.emplace_back(
-          [mem](std::string_view /*target*/, std::string_view prefix) {
-            return mem->PrefixMayMatch(prefix);
-          });
-    }
-  }
-  state.current->AddIterators(options, &children, &probes, prefix_probes_out,
-                              extractor);
-  std::unique_ptr<Iterator> internal = NewProbingMergingIterator(
-      &internal_comparator_, std::move(children), std::move(probes),
-      std::move(seek_prefix), std::move(prefix_probes));
-  internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
-  std::unique_ptr<Iterator> db_iter = NewDBIterator(
-      options_.comparator, std::move(internal), state.sequence, options);
-  if (extractor != nullptr && options.prefix_same_as_start &&
-      !options.total_order_seek) {
-    return NewPrefixSameAsStartIterator(extractor, std::move(db_iter));
-  }
-  return db_iter;
-}
-
-namespace {
-
-// Bytewise order: whether every key k with prefix <= k < upper begins with
-// prefix, i.e. upper is at most the prefix's successor (the smallest string
-// greater than every string beginning with prefix).
-bool UpperBoundWithinPrefix(std::string_view upper, std::string_view prefix) {
-  std::string successor(prefix);
-  while (!successor.empty() &&
-         static_cast<unsigned char>(successor.back()) == 0xff) {
-    successor.pop_back();
-  }
-  // All 0xff: every key >= prefix begins with it.
-  if (successor.empty()) return true;
-  successor.back() =
-      static_cast<char>(static_cast<unsigned char>(successor.back()) + 1);
-  return upper.compare(successor) <= 0;
-}
-
-}  // namespace
-
-SeekPrefix DBImpl::PrefixOfSeeks(const ReadOptions& options) const {
-  const SliceTransform* extractor = options_.prefix_extractor.get();
-  if (extractor == nullptr || options.total_order_seek) return nullptr;
-  if (options.prefix_same_as_start) {
-    return [extractor](
-               std::string_view target) -> std::optional<std::string_view> {
-      const std::string_view user_key = ExtractUserKey(target);
-      if (!extractor->InDomain(user_key)) return std::nullopt;
-      return extractor->Transform(user_key);
-    };
-  }
-  if (options.iterate_upper_bound.has_value()) {
-    // The iterator never reads at or past the bound: when every key below
-    // it, from the target on, has the target's prefix, the seek is a
-    // prefix seek.
-    const std::string_view upper = *options.iterate_upper_bound;
-    const bool bytewise = options_.comparator == BytewiseComparator();
-    return [extractor, upper, bytewise](
-               std::string_view target) -> std::optional<std::string_view> {
-      const std::string_view user_key = ExtractUserKey(target);
-      if (!extractor->InDomain(user_key)) return std::nullopt;
-      const std::string_view prefix = extractor->Transform(user_key);
-      // Keys of one prefix are contiguous: between target and an upper
-      // bound of the same prefix lie only keys of that prefix.
-      if (extractor->InDomain(upper) && extractor->Transform(upper) == prefix) {
-        return prefix;
-      }
-      if (bytewise && extractor->SameResultWhenAppended(prefix) &&
-          UpperBoundWithinPrefix(upper, prefix)) {
-        return prefix;
-      }
-      return std::nullopt;
-    };
-  }
-  return nullptr;
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

@@ -100,7 +100,7 @@ class DBImpl : public DB {
 
   // The prefix every entry an iterator with these options reads after a
   // Seek has (for NewProbingMergingIterator), or null when its seeks are
-  // total-order.
+  // total-order (db_impl_iter.cc).
   SeekPrefix PrefixOfSeeks(const ReadOptions& options) const;
 
   // --- Open and recovery (db_impl_open.cc) ---
@@ -158,6 +158,13 @@ class DBImpl : public DB {
   ReadState AcquireReadState(const ReadOptions& options)
       ABSL_LOCKS_EXCLUDED(mutex_);
   void ReleaseReadState(const ReadState& state) ABSL_LOCKS_EXCLUDED(mutex_);
+  // The merge of every MemTable and table `state` references, newest
+  // first, for a DBIter (db_impl_iter.cc). The caller keeps `state` until
+  // the result is gone.
+  std::unique_ptr<Iterator> NewInternalIterator(const ReadOptions& options,
+                                                const ReadState& state);
+  // NewIterator's for prefix_same_as_start (db_impl_iter.cc).
+  class PrefixSeekIterator;
   // One key's lookup in what `state` references (no lock held).
   absl::Status GetFromState(const ReadOptions& options, const ReadState& state,
                             std::string_view key, std::string* value);

@@ -460,6 +460,40 @@ bool Version::LevelMayHoldPrefix(int level, std::string_view target,
   return false;
 }
 
+bool Version::MayHoldPrefix(std::string_view target, std::string_view prefix,
+                            const SliceTransform* extractor) {
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::string_view target_user_key = ExtractUserKey(target);
+  for (const FileMetaData* f : files_[0]) {
+    if (f->smallest.size() < kInternalKeyTrailerSize ||
+        f->largest.size() < kInternalKeyTrailerSize) {
+      return true;  // damaged metadata decides nothing
+    }
+    // Wholly before target, or starting past the prefix's range: no key of
+    // the prefix at or after target, whatever its filter says.
+    if (ucmp->Compare(ExtractUserKey(f->largest), target_user_key) < 0) {
+      continue;
+    }
+    const std::string_view smallest = ExtractUserKey(f->smallest);
+    if (ucmp->Compare(smallest, target_user_key) > 0 &&
+        !(extractor->InDomain(smallest) &&
+          extractor->Transform(smallest) == prefix)) {
+      continue;
+    }
+    if (TableMayMatch(
+            *f, [&](const Table& t) { return t.PrefixMayMatch(prefix); })) {
+      return true;
+    }
+  }
+  for (int level = 1; level < kNumLevels; level++) {
+    if (!files_[level].empty() &&
+        LevelMayHoldPrefix(level, target, prefix, extractor)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Version::LevelMayHoldUserKey(int level, std::string_view internal_key) {
   const InternalKeyComparator& icmp = *icmp_;
   const std::vector<FileMetaData*>& files = files_[level];

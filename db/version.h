@@ -95,6 +95,15 @@ class Version {
                     std::vector<ChildPrefixProbe>* prefix_probes = nullptr,
                     const SliceTransform* extractor = nullptr);
 
+  // False only when no table holds an entry at or after the internal key
+  // target whose user key has `prefix` (target's own under extractor):
+  // every level-0 table whose range may hold such a key has a prefix
+  // filter that rejects it, and so does each deeper level
+  // (LevelMayHoldPrefix). Stops at the first "maybe". Reads filters only;
+  // a table that cannot be opened says "maybe".
+  bool MayHoldPrefix(std::string_view target, std::string_view prefix,
+                     const SliceTransform* extractor);
+
   void Ref();
   void Unref();
 

@@ -30,6 +30,9 @@ ConcurrentBloom::~ConcurrentBloom() = default;
 
 void ConcurrentBloom::Add(uint64_t hash) {
   if (num_blocks_ == 0) return;
+  if (!has_keys_.load(std::memory_order_relaxed)) {
+    has_keys_.store(true, std::memory_order_relaxed);
+  }
   Block& block = blocks_[BlockedBloomBlockIndex(hash, num_blocks_)];
   const uint32_t lo = static_cast<uint32_t>(hash);
   for (int i = 0; i < kProbes; i++) {
@@ -49,6 +52,9 @@ void ConcurrentBloom::Prefetch(uint64_t hash) const {
 
 bool ConcurrentBloom::MayMatch(uint64_t hash) const {
   if (num_blocks_ == 0) return true;
+  // Nothing added yet: no bit is set, and the (likely cold) block need not
+  // be read to know it.
+  if (!has_keys_.load(std::memory_order_relaxed)) return false;
   const Block& block = blocks_[BlockedBloomBlockIndex(hash, num_blocks_)];
   const uint32_t lo = static_cast<uint32_t>(hash);
   // Gather the probes' masks per word first: one load per touched word and

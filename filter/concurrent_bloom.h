@@ -52,7 +52,8 @@ class ConcurrentBloom {
   void Add(uint64_t hash);
 
   // False only when no key with this hash was added (see the ordering note
-  // above).
+  // above). Before the first Add() (an empty MemTable's filter) every
+  // query is "no" without touching the bit array.
   bool MayMatch(uint64_t hash) const;
 
   // Starts loading the block MayMatch(hash) reads (a batch of lookups
@@ -68,6 +69,9 @@ class ConcurrentBloom {
   };
   const uint32_t num_blocks_;
   std::unique_ptr<Block[]> blocks_;  // num_blocks_ zeroed blocks, or null
+  // Set (relaxed, as the words) by the first Add(): a reader that must see
+  // an Add()'s bits sees this too.
+  std::atomic<bool> has_keys_{false};
 };
 
 }  // namespace siftdb

@@ -33,6 +33,7 @@ class MergingIterator final : public Iterator {
     for (auto& child : children) children_.emplace_back(std::move(child));
     const bool probing = !probes_.empty() || !prefix_probes_.empty();
     deferred_.assign(probing ? children_.size() : 0, kPositioned);
+    heap_.reserve(children_.size());
   }
 
   bool Valid() const override { return current_ != nullptr; }
@@ -317,6 +318,18 @@ std::unique_ptr<Iterator> NewProbingMergingIterator(
     return NewErrorIterator(absl::InternalError(absl::StrFormat(
         "merging iterator: %d probes and %d prefix probes for %d children",
         probes.size(), prefix_probes.size(), children.size())));
+  }
+  const bool all_present =
+      std::none_of(children.begin(), children.end(),
+                   [](const std::unique_ptr<Iterator>& c) { return !c; });
+  if (all_present && !children.empty() &&
+      (children.size() > 1 || prefix_seeks)) {
+    // The common case: nothing to drop, the vectors are taken as they are.
+    return std::make_unique<MergingIterator>(
+        comparator, comparator->user_comparator(), std::move(children),
+        std::move(probes), std::move(seek_prefix),
+        prefix_seeks ? std::move(prefix_probes)
+                     : std::vector<ChildPrefixProbe>());
   }
   std::vector<std::unique_ptr<Iterator>> present;
   std::vector<ChildProbe> present_probes;
