@@ -18,7 +18,9 @@
 //
 //   3. blocked Bloom vs Ribbon at 5, 7, 10 and 15 bits/key(-equivalent):
 //      bits/key, FP on adjacent and random keys, build and query ns/key
-//      (medians of --runs), and Ribbon's ratios to Bloom in the same run.
+//      (medians of --runs), and Ribbon's ratios to Bloom in the same run;
+//      in the comparison build also RocksDB's Bloom and Ribbon at the same
+//      settings, timed the same way (ratios to siftdb's blocked Bloom).
 //
 // Keys are generated a chunk at a time into a buffer that stays in cache, as
 // the key of a real lookup is; only the filter work is timed. (Streaming the
@@ -48,6 +50,9 @@
 #include "filter/filter_reader.h"
 #include "filter/ribbon_builder.h"
 #include "siftdb/filter_policy.h"
+#ifdef SIFTDB_BENCH_HAVE_ROCKSDB
+#include "bench/filter_bench_rocksdb.h"
+#endif
 
 ABSL_FLAG(int64_t, keys, 1000000, "stored keys (and absent keys per set)");
 ABSL_FLAG(int32_t, runs, 5, "timed runs per figure; the median is printed");
@@ -375,6 +380,53 @@ void SpeedTable(size_t n, double bpk, int runs) {
   StreamedKeysLine(n, bpk, runs);
 }
 
+#ifdef SIFTDB_BENCH_HAVE_ROCKSDB
+// RocksDB's Bloom (or Ribbon) at bpk over the same keys, timed as
+// TimeOneRun times siftdb's: prints its row, with build and absent-query
+// ratios to siftdb's blocked Bloom of the same run.
+void RocksDBRow(bool ribbon, double bpk, size_t n, int runs, double bloom_build,
+                double bloom_absent) {
+  const double dn = static_cast<double>(n);
+  std::vector<double> build_ns, absent_ns, stored_ns;
+  double bits = 0, adj = 0, rnd = 0;
+  size_t false_negatives = 0;
+  for (int r = 0; r < runs; ++r) {
+    bench::RocksDBFilter filter(ribbon, bpk);
+    double build = ForEachKey(
+        KeyKind::kStored, n, [&](std::string_view key) { filter.AddKey(key); });
+    const int64_t start = Now();
+    filter.Finish();
+    build += NanosSince(start);
+    build_ns.push_back(build / dn);
+    size_t hits = 0;
+    absent_ns.push_back(ForEachKey(KeyKind::kRandom, n,
+                                   [&](std::string_view key) {
+                                     hits += filter.MayMatch(key);
+                                   }) /
+                        dn);
+    rnd = hits / dn;
+    hits = 0;
+    stored_ns.push_back(ForEachKey(KeyKind::kStored, n,
+                                   [&](std::string_view key) {
+                                     hits += filter.MayMatch(key);
+                                   }) /
+                        dn);
+    false_negatives = n - hits;
+    hits = 0;
+    ForEachKey(KeyKind::kAdjacent, n,
+               [&](std::string_view key) { hits += filter.MayMatch(key); });
+    adj = hits / dn;
+    bits = 8.0 * static_cast<double>(filter.size()) / dn;
+  }
+  std::printf(
+      "%-8s %4.0f %8.3f %9.4f%% %9.4f%% %8.2f %9.2f %9.2f %7.2f %7.2f%s\n",
+      ribbon ? "rdb-rib" : "rdb-blm", bpk, bits, 100 * adj, 100 * rnd,
+      Median(build_ns), Median(absent_ns), Median(stored_ns),
+      Median(build_ns) / bloom_build, Median(absent_ns) / bloom_absent,
+      false_negatives == 0 ? "" : "  FALSE NEGATIVES");
+}
+#endif
+
 // Blocked Bloom vs Ribbon at each bits/key(-equivalent): space, accuracy
 // and speed, with Ribbon's speed as a ratio to Bloom's of the same run.
 void RibbonComparisonTable(size_t n, int runs) {
@@ -412,7 +464,20 @@ void RibbonComparisonTable(size_t n, int runs) {
           build, absent, Median(s.stored_ns), build / bloom_build,
           absent / bloom_absent);
     }
+#ifdef SIFTDB_BENCH_HAVE_ROCKSDB
+    for (bool ribbon : {false, true}) {
+      RocksDBRow(ribbon, bpk, n, runs, bloom_build, bloom_absent);
+    }
+#endif
   }
+#ifdef SIFTDB_BENCH_HAVE_ROCKSDB
+  std::printf(
+      "rdb-blm / rdb-rib: %s's NewBloomFilterPolicy / NewRibbonFilterPolicy "
+      "at the same bits/key, through the\nFilterBitsBuilder and "
+      "FilterBitsReader its policy returns (ratios to siftdb's blocked Bloom "
+      "above).\n",
+      bench::RocksDBFilterLibrary().c_str());
+#endif
 }
 
 }  // namespace
