@@ -20,6 +20,26 @@ namespace siftdb {
 void Table::MultiGetLocate(std::span<GetRequest> requests,
                            MultiGetBlocks* blocks) const {
   const bool filtered = !filter_policy_name_.empty();
+  // A filter kept in the block cache is looked up once for the batch.
+  const FilterReader* batch_filter = nullptr;
+  ShardedCache::Handle* filter_handle = nullptr;
+  if (filtered && filter_policy_ != nullptr && filter_in_cache_ &&
+      !filter_resident()) {
+    auto handle = CachedFilterHandle();
+    if (handle.ok()) {
+      filter_handle = *handle;
+      batch_filter = &static_cast<const LoadedFilter*>(
+                          options_.block_cache->Value(filter_handle))
+                          ->reader;
+    } else {
+      Record(options_.statistics, Ticker::kFilterLoadErrors);
+    }
+  }
+  auto may_match = [&](std::string_view user_key, const uint64_t* hash) {
+    return batch_filter != nullptr
+               ? UserKeyMayMatchIn(*batch_filter, user_key, hash)
+               : UserKeyMayMatch(user_key, hash);
+  };
   // The separator of the last block found: a later (larger) key at or
   // below it lands in the same block, since every earlier separator is
   // below the key that found this one.
@@ -38,8 +58,7 @@ void Table::MultiGetLocate(std::span<GetRequest> requests,
     }
     if (filtered) {
       Record(options_.statistics, Ticker::kFilterChecks);
-      if (!UserKeyMayMatch(ExtractUserKey(internal_key),
-                           request.user_key_hash)) {
+      if (!may_match(ExtractUserKey(internal_key), request.user_key_hash)) {
         Record(options_.statistics, Ticker::kFilterNegatives);
         request.filter = FilterOutcome::kNegative;
         continue;
@@ -75,6 +94,7 @@ void Table::MultiGetLocate(std::span<GetRequest> requests,
     have_separator = true;
     request.block = static_cast<int>(blocks->index_values_.size()) - 1;
   }
+  if (filter_handle != nullptr) options_.block_cache->Release(filter_handle);
 }
 
 void Table::PrefetchCachedBlock(std::string_view index_value) const {

@@ -212,6 +212,38 @@ uint64_t FilterLookupsOfLevel0Reads(bool pin_l0) {
   return lookups() - before;
 }
 
+// A MultiGet looks each cached filter up once for its whole batch: 32
+// absent keys over three level-0 tables make three lookups, not 96.
+TEST(FilterCacheTest, MultiGetLooksUpAFilterOncePerBatch) {
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o = CachedFilterOptions(8 << 20);
+  o.pin_l0_filter_blocks_in_cache = false;
+  o.disable_auto_compactions = true;
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  DB* d = db->get();
+  for (int t = 0; t < 3; t++) {
+    for (int i = 0; i < 1000; i++) {
+      ASSERT_TRUE(d->Put(WriteOptions(), Key(2 * i), "v").ok());
+    }
+    ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+  }
+  std::vector<std::string> absent;
+  for (int i = 0; i < 32; i++) absent.push_back(Key(60 * i + 1));
+  std::vector<std::string_view> keys(absent.begin(), absent.end());
+  auto lookups = [&] {
+    return Prop(d, "siftdb.counter.filter.cache_hits") +
+           Prop(d, "siftdb.counter.filter.cache_misses");
+  };
+  const uint64_t before = lookups();
+  std::vector<std::string> values;
+  for (const absl::Status& s : d->MultiGet(ReadOptions(), keys, &values)) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  }
+  EXPECT_EQ(lookups() - before, 3u);
+}
+
 TEST(FilterCacheTest, Level0FiltersArePinned) {
   EXPECT_EQ(FilterLookupsOfLevel0Reads(true), 0u);
   EXPECT_GE(FilterLookupsOfLevel0Reads(false), 1500u);  // 3 tables x 500
