@@ -171,7 +171,8 @@ class Repairer {
     table_options_.user_comparator = options.comparator;
     table_options_.block_size = options.block_size;
     table_options_.block_restart_interval = options.block_restart_interval;
-    // Repaired tables are written to level 0 (docs/repair.md).
+    // Tables replayed from logs are written as level-0 tables; the merge
+    // writes level 1's (MergeTables).
     table_options_.compression =
         OutputCompression(options, 0, /*bottommost=*/false);
     table_options_.compression_level = options.compression_opts.level;
@@ -360,6 +361,12 @@ class Repairer {
       sources.push_back({std::move(it), rank->second});
     }
     RankedMerge merged(options_.comparator, std::move(sources));
+    // The merged tables are the repaired DB's only level, 1: written as a
+    // compaction writes its bottommost output there (that level's
+    // compression and filter size, no filter under
+    // optimize_filters_for_hits).
+    const TableOptions output_options =
+        OutputTableOptions(table_options_, options_, 1, 1, /*bottommost=*/true);
 
     const Comparator* ucmp = options_.comparator;
     std::string current_user_key;
@@ -395,7 +402,7 @@ class Repairer {
         auto file = env_->NewWritableFile(TableFileName(dbname_, number));
         if (!file.ok()) return file.status();
         out = std::move(*file);
-        builder = std::make_unique<TableBuilder>(table_options_, out.get());
+        builder = std::make_unique<TableBuilder>(output_options, out.get());
         outputs_.push_back({number, 0, std::string(key), ""});
       }
       builder->Add(key, merged.value());

@@ -340,6 +340,45 @@ size_t BloomBytes(uint64_t n, double bits) {
   return blocks * 64 + 8;
 }
 
+// RepairDB writes its merged tables as level 1's bottommost output: with
+// per-level filter sizes they get level 1's size (they had the uniform
+// filter_bits_per_key), with optimize_filters_for_hits no filter, and the
+// repaired DB reads every key.
+TEST(FilterBudgetRepairTest, RepairedTablesGetLevelOnesFilter) {
+  for (const bool for_hits : {false, true}) {
+    SCOPED_TRACE(for_hits ? "optimize_filters_for_hits" : "per-level sizes");
+    test::TempDir dir;
+    const std::string path = dir.Join("db");
+    Options o = ThreeLevelOptions();
+    o.filter_bits_per_key_per_level = {16, 5};
+    o.optimize_filters_for_hits = for_hits;
+    {
+      auto db = DB::Open(o, path);
+      ASSERT_TRUE(db.ok()) << db.status();
+      ASSERT_NO_FATAL_FAILURE(Fill(db->get(), 0, 3000));
+    }
+    ASSERT_TRUE(RepairDB(path, o).ok());
+    auto db = DB::Open(o, path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    const std::vector<LiveTable> tables = LiveTables(db->get(), path);
+    ASSERT_FALSE(tables.empty());
+    for (const LiveTable& t : tables) {
+      EXPECT_EQ(t.level, 1);
+      if (for_hits) {
+        EXPECT_EQ(t.filter_bytes, 0u);
+      } else {
+        EXPECT_EQ(t.bits_per_key, 5);
+        EXPECT_EQ(t.filter_bytes, BloomBytes(t.entries, 5));
+      }
+    }
+    for (int i = 0; i < 3000; i += 7) {
+      std::string v;
+      ASSERT_TRUE((*db)->Get(ReadOptions(), Key(4 * i), &v).ok()) << i;
+      EXPECT_EQ(v, Value(4 * i));
+    }
+  }
+}
+
 TEST(FilterBudgetDbTest, TablesCarryTheirLevelsBitsPerKey) {
   test::TempDir dir;
   const std::string path = dir.Join("db");
