@@ -182,66 +182,60 @@ TEST(FilterCacheTest, ModelUnderATinyCache) {
   }
 }
 
-// Filter cache lookups made by `reads` Gets of absent keys (all in
-// level 0's key range).
-uint64_t FilterLookupsOfLevel0Reads(bool pin_l0) {
-  test::TempDir dir;
-  const std::string path = dir.Join("db");
+// Filter cache lookups so far (hits and misses).
+uint64_t FilterLookups(DB* db) {
+  return Prop(db, "siftdb.counter.filter.cache_hits") +
+         Prop(db, "siftdb.counter.filter.cache_misses");
+}
+
+// A DB with filters in the block cache and three level-0 tables over the
+// even keys below Key(2000).
+std::unique_ptr<DB> OpenWithThreeLevel0Tables(const std::string& path,
+                                              bool pin_l0) {
   Options o = CachedFilterOptions(8 << 20);
   o.pin_l0_filter_blocks_in_cache = pin_l0;
   o.disable_auto_compactions = true;
   auto db = DB::Open(o, path);
   EXPECT_TRUE(db.ok()) << db.status();
-  DB* d = db->get();
+  if (!db.ok()) return nullptr;
   for (int t = 0; t < 3; t++) {
     for (int i = 0; i < 1000; i++) {
-      EXPECT_TRUE(d->Put(WriteOptions(), Key(2 * i), "v").ok());
+      EXPECT_TRUE((*db)->Put(WriteOptions(), Key(2 * i), "v").ok());
     }
-    EXPECT_TRUE(d->Flush(FlushOptions()).ok());
+    EXPECT_TRUE((*db)->Flush(FlushOptions()).ok());
   }
-  auto lookups = [&] {
-    return Prop(d, "siftdb.counter.filter.cache_hits") +
-           Prop(d, "siftdb.counter.filter.cache_misses");
-  };
-  const uint64_t before = lookups();
+  return std::move(*db);
+}
+
+// Filter cache lookups made by 500 Gets of absent keys in level 0's range.
+uint64_t FilterLookupsOfLevel0Reads(bool pin_l0) {
+  test::TempDir dir;
+  std::unique_ptr<DB> db = OpenWithThreeLevel0Tables(dir.Join("db"), pin_l0);
+  if (db == nullptr) return 0;
+  const uint64_t before = FilterLookups(db.get());
   for (int i = 0; i < 500; i++) {
     std::string v;
-    EXPECT_TRUE(absl::IsNotFound(d->Get(ReadOptions(), Key(2 * i + 1), &v)));
+    EXPECT_TRUE(absl::IsNotFound(db->Get(ReadOptions(), Key(2 * i + 1), &v)));
   }
-  EXPECT_GT(Prop(d, "siftdb.counter.filter.negatives"), 1000u);
-  return lookups() - before;
+  EXPECT_GT(Prop(db.get(), "siftdb.counter.filter.negatives"), 1000u);
+  return FilterLookups(db.get()) - before;
 }
 
 // A MultiGet looks each cached filter up once for its whole batch: 32
 // absent keys over three level-0 tables make three lookups, not 96.
 TEST(FilterCacheTest, MultiGetLooksUpAFilterOncePerBatch) {
   test::TempDir dir;
-  const std::string path = dir.Join("db");
-  Options o = CachedFilterOptions(8 << 20);
-  o.pin_l0_filter_blocks_in_cache = false;
-  o.disable_auto_compactions = true;
-  auto db = DB::Open(o, path);
-  ASSERT_TRUE(db.ok()) << db.status();
-  DB* d = db->get();
-  for (int t = 0; t < 3; t++) {
-    for (int i = 0; i < 1000; i++) {
-      ASSERT_TRUE(d->Put(WriteOptions(), Key(2 * i), "v").ok());
-    }
-    ASSERT_TRUE(d->Flush(FlushOptions()).ok());
-  }
+  std::unique_ptr<DB> db = OpenWithThreeLevel0Tables(dir.Join("db"), false);
+  ASSERT_NE(db, nullptr);
   std::vector<std::string> absent;
   for (int i = 0; i < 32; i++) absent.push_back(Key(60 * i + 1));
   std::vector<std::string_view> keys(absent.begin(), absent.end());
-  auto lookups = [&] {
-    return Prop(d, "siftdb.counter.filter.cache_hits") +
-           Prop(d, "siftdb.counter.filter.cache_misses");
-  };
-  const uint64_t before = lookups();
+  const uint64_t before = FilterLookups(db.get());
   std::vector<std::string> values;
-  for (const absl::Status& s : d->MultiGet(ReadOptions(), keys, &values)) {
+  for (const absl::Status& s : db->MultiGet(ReadOptions(), keys, &values)) {
     EXPECT_TRUE(absl::IsNotFound(s)) << s;
   }
-  EXPECT_EQ(lookups() - before, 3u);
+  EXPECT_EQ(FilterLookups(db.get()) - before, 3u);
 }
 
 TEST(FilterCacheTest, Level0FiltersArePinned) {
