@@ -96,7 +96,9 @@ class MemTable {
 
   struct KeyComparator {
     const InternalKeyComparator comparator;
-    explicit KeyComparator(const InternalKeyComparator& c) : comparator(c) {}
+    // The user comparator is BytewiseComparator(): compare inline.
+    const bool bytewise;
+    explicit KeyComparator(const InternalKeyComparator& c);
     // Compares two arena entries by their internal keys.
     int operator()(const char* a, const char* b) const;
   };
