@@ -3,9 +3,12 @@
 
 #include "db/memtable.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "filter/filter_hash.h"
+#include "siftdb/comparator.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -19,7 +22,43 @@ std::string_view GetLengthPrefixed(const char* p) {
   return std::string_view(q, len);
 }
 
+// InternalKeyComparator::Compare under the bytewise user comparator, for
+// keys that hold their 8-byte trailer, inline: the skiplist compares a
+// dozen times per insert and lookup. User keys ascending, then the packed
+// sequence and type descending.
+int CompareBytewiseInternalKeys(std::string_view a, std::string_view b) {
+  const size_t a_user = a.size() - kInternalKeyTrailerSize;
+  const size_t b_user = b.size() - kInternalKeyTrailerSize;
+  const size_t common = std::min(a_user, b_user);
+  size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    // Eight bytes at a time; byte-swapped, the first differing byte
+    // decides the unsigned order, as memcmp's.
+    for (; i + 8 <= common; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) {
+        return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : +1;
+      }
+    }
+  }
+  for (; i < common; i++) {
+    const uint8_t x = static_cast<uint8_t>(a[i]);
+    const uint8_t y = static_cast<uint8_t>(b[i]);
+    if (x != y) return x < y ? -1 : +1;
+  }
+  if (a_user != b_user) return a_user < b_user ? -1 : +1;
+  const uint64_t a_tag = DecodeFixed64(a.data() + a_user);
+  const uint64_t b_tag = DecodeFixed64(b.data() + b_user);
+  if (a_tag == b_tag) return 0;
+  return a_tag > b_tag ? -1 : +1;
+}
+
 }  // namespace
+
+MemTable::KeyComparator::KeyComparator(const InternalKeyComparator& c)
+    : comparator(c), bytewise(c.user_comparator() == BytewiseComparator()) {}
 
 MemTable::MemTable(const InternalKeyComparator& comparator, size_t filter_bytes,
                    const SliceTransform* prefix_extractor)
@@ -40,7 +79,15 @@ bool MemTable::PrefixMayMatch(std::string_view prefix) const {
 size_t MemTable::ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
 
 int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
-  return comparator.Compare(GetLengthPrefixed(a), GetLengthPrefixed(b));
+  const std::string_view ka = GetLengthPrefixed(a);
+  const std::string_view kb = GetLengthPrefixed(b);
+  // A seek target may be too short to hold a trailer: the general
+  // comparator orders such keys.
+  if (bytewise && ka.size() >= kInternalKeyTrailerSize &&
+      kb.size() >= kInternalKeyTrailerSize) {
+    return CompareBytewiseInternalKeys(ka, kb);
+  }
+  return comparator.Compare(ka, kb);
 }
 
 class MemTableIterator : public Iterator {
@@ -77,11 +124,17 @@ std::unique_ptr<Iterator> MemTable::NewIterator() {
 
 void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
                    std::string_view value) {
+  // Start loading the filter's block now; it is set below, after the
+  // entry is encoded.
+  const uint64_t hash = FilterKeyHash(user_key);
+  filter_.Prefetch(hash);
   const size_t internal_key_size = user_key.size() + kInternalKeyTrailerSize;
   const size_t encoded_len = VarintLength(internal_key_size) +
                              internal_key_size + VarintLength(value.size()) +
                              value.size();
-  char* buf = arena_.Allocate(encoded_len);
+  // The entry shares the skiplist node's allocation: a search step then
+  // finds the key next to the node's links instead of one cache miss away.
+  char* buf = table_.AllocateKey(encoded_len);
   char* p = EncodeVarint32(buf, static_cast<uint32_t>(internal_key_size));
   // memcpy from a null pointer is undefined even for 0 bytes, and an empty
   // string_view may hold one.
@@ -92,7 +145,7 @@ void MemTable::Add(SequenceNumber s, ValueType type, std::string_view user_key,
   p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
   if (!value.empty()) std::memcpy(p, value.data(), value.size());
   // The filter first: a reader that finds the entry must find its bits.
-  filter_.Add(FilterKeyHash(user_key));
+  filter_.Add(hash);
   if (prefix_extractor_ != nullptr && prefix_extractor_->InDomain(user_key)) {
     filter_.Add(FilterKeyHash(prefix_extractor_->Transform(user_key)));
   }

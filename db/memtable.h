@@ -4,7 +4,7 @@
 // MemTable: the in-memory, sorted buffer of recent writes, backed by a
 // skiplist over an arena.
 //
-// Each entry is stored in the arena as
+// Each entry is stored in the arena, right after its skiplist node, as
 //   varint32(len(internal key)) . internal key . varint32(len(value)) . value
 // and ordered by InternalKeyComparator (user key ascending, newest first).
 //
@@ -96,7 +96,9 @@ class MemTable {
 
   struct KeyComparator {
     const InternalKeyComparator comparator;
-    explicit KeyComparator(const InternalKeyComparator& c) : comparator(c) {}
+    // The user comparator is BytewiseComparator(): compare inline.
+    const bool bytewise;
+    explicit KeyComparator(const InternalKeyComparator& c);
     // Compares two arena entries by their internal keys.
     int operator()(const char* a, const char* b) const;
   };

@@ -13,6 +13,12 @@
 //       is stored with release semantics; readers load with acquire.
 // Keys must be unique (the MemTable guarantees it: every entry carries its
 // own sequence number).
+//
+// Insert is cheap for keys arriving in order: the writer remembers where
+// the previous key went and skips the search when the new key belongs
+// right after it. A key that points into its own bytes can share the
+// node's allocation (AllocateKey), so a search step reads the node and
+// the key's first bytes from neighbouring memory.
 
 #ifndef SIFTDB_DB_SKIPLIST_H_
 #define SIFTDB_DB_SKIPLIST_H_
@@ -40,6 +46,12 @@ class SkipList {
 
   // REQUIRES: no equal key is present; external synchronization of writers.
   void Insert(const Key& key);
+
+  // Returns `bytes` of arena memory placed right after the links of a new
+  // node; the next Insert uses that node. For a key that points into those
+  // bytes. REQUIRES: external synchronization of writers; an Insert
+  // follows before the next AllocateKey.
+  char* AllocateKey(size_t bytes);
   bool Contains(const Key& key) const;
 
   // A cursor over the list; valid while the list lives.
@@ -75,7 +87,13 @@ class SkipList {
   int GetMaxHeight() const {
     return max_height_.load(std::memory_order_relaxed);
   }
+  static size_t NodeSize(int height) {
+    return sizeof(Node) + sizeof(std::atomic<Node*>) * (height - 1);
+  }
   Node* NewNode(const Key& key, int height);
+  // True when key belongs right after the previously inserted node, so
+  // prev_ already holds its predecessors.
+  bool FollowsLastInsert(const Key& key) const;
   int RandomHeight();
   bool Equal(const Key& a, const Key& b) const { return compare_(a, b) == 0; }
   bool KeyIsAfterNode(const Key& key, Node* n) const {
@@ -94,6 +112,13 @@ class SkipList {
   // because head_'s upper links then read as nullptr.
   std::atomic<int> max_height_;
   Random rnd_;  // writer only
+  // Writer only: per level, the last node before the most recently
+  // inserted key (that node itself at the levels it spans); head_ above
+  // the current height.
+  Node* prev_[kMaxHeight];
+  // Writer only: the node AllocateKey reserved for the next Insert.
+  char* reserved_node_ = nullptr;
+  int reserved_height_ = 0;
 };
 
 template <typename Key, class Compare>
@@ -118,9 +143,17 @@ struct SkipList<Key, Compare>::Node {
 template <typename Key, class Compare>
 typename SkipList<Key, Compare>::Node* SkipList<Key, Compare>::NewNode(
     const Key& key, int height) {
-  char* mem = arena_->AllocateAligned(
-      sizeof(Node) + sizeof(std::atomic<Node*>) * (height - 1));
+  char* mem = arena_->AllocateAligned(NodeSize(height));
   return new (mem) Node(key);
+}
+
+template <typename Key, class Compare>
+char* SkipList<Key, Compare>::AllocateKey(size_t bytes) {
+  assert(reserved_node_ == nullptr);
+  reserved_height_ = RandomHeight();
+  const size_t node_size = NodeSize(reserved_height_);
+  reserved_node_ = arena_->AllocateAligned(node_size + bytes);
+  return reserved_node_ + node_size;
 }
 
 template <typename Key, class Compare>
@@ -135,13 +168,17 @@ typename SkipList<Key, Compare>::Node*
 SkipList<Key, Compare>::FindGreaterOrEqual(const Key& key, Node** prev) const {
   Node* x = head_;
   int level = GetMaxHeight() - 1;
+  // The node that ended the search one level up: known to be >= key, so
+  // meeting it again one level down needs no comparison.
+  Node* known_not_before = nullptr;
   while (true) {
     Node* next = x->Next(level);
-    if (KeyIsAfterNode(key, next)) {
+    if (next != known_not_before && KeyIsAfterNode(key, next)) {
       x = next;
     } else {
       if (prev != nullptr) prev[level] = x;
       if (level == 0) return next;
+      known_not_before = next;
       level--;
     }
   }
@@ -186,27 +223,51 @@ SkipList<Key, Compare>::SkipList(Compare compare, Arena* arena)
       head_(NewNode(Key(), kMaxHeight)),
       max_height_(1),
       rnd_(0x5eed5eed) {
-  for (int i = 0; i < kMaxHeight; i++) head_->SetNext(i, nullptr);
+  for (int i = 0; i < kMaxHeight; i++) {
+    head_->SetNext(i, nullptr);
+    prev_[i] = head_;
+  }
+}
+
+template <typename Key, class Compare>
+bool SkipList<Key, Compare>::FollowsLastInsert(const Key& key) const {
+  // prev_[0] is the last node inserted. No node lies between it and key
+  // at level 0, hence at no level, so prev_ holds key's predecessors.
+  Node* const last = prev_[0];
+  if (last == head_ || compare_(last->key, key) >= 0) return false;
+  Node* const next = last->NoBarrierNext(0);
+  return next == nullptr || compare_(next->key, key) > 0;
 }
 
 template <typename Key, class Compare>
 void SkipList<Key, Compare>::Insert(const Key& key) {
-  Node* prev[kMaxHeight];
-  Node* x = FindGreaterOrEqual(key, prev);
-  assert(x == nullptr || !Equal(key, x->key));
+  // prev_ is only written by the writer, so reading it needs no barrier.
+  if (!FollowsLastInsert(key)) {
+    [[maybe_unused]] Node* const next = FindGreaterOrEqual(key, prev_);
+    assert(next == nullptr || !Equal(key, next->key));
+  }
 
-  const int height = RandomHeight();
+  int height;
+  Node* x;
+  if (reserved_node_ != nullptr) {
+    height = reserved_height_;
+    x = new (reserved_node_) Node(key);
+    reserved_node_ = nullptr;
+  } else {
+    height = RandomHeight();
+    x = NewNode(key, height);
+  }
   if (height > GetMaxHeight()) {
-    for (int i = GetMaxHeight(); i < height; i++) prev[i] = head_;
+    // prev_ holds head_ at every level above the current height.
     // A reader seeing the new height before the node is linked finds
     // nullptr at head_'s new levels and simply drops a level.
     max_height_.store(height, std::memory_order_relaxed);
   }
-  x = NewNode(key, height);
   for (int i = 0; i < height; i++) {
     // The node's own links need no barrier: it is not yet published.
-    x->NoBarrierSetNext(i, prev[i]->NoBarrierNext(i));
-    prev[i]->SetNext(i, x);  // publishes x at level i
+    x->NoBarrierSetNext(i, prev_[i]->NoBarrierNext(i));
+    prev_[i]->SetNext(i, x);  // publishes x at level i
+    prev_[i] = x;
   }
 }
 

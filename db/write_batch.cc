@@ -3,6 +3,8 @@
 
 #include "siftdb/write_batch.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "db/memtable.h"
 #include "db/write_batch_internal.h"
@@ -82,6 +84,13 @@ void WriteBatchInternal::SetSequence(WriteBatch* b, SequenceNumber seq) {
 
 void WriteBatch::Put(std::string_view key, std::string_view value) {
   WriteBatchInternal::SetCount(this, WriteBatchInternal::Count(this) + 1);
+  // One allocation for the record, not one per append (a one-entry batch
+  // would otherwise grow three times); doubling keeps a long batch linear.
+  const size_t needed = rep_.size() + 1 + VarintLength(key.size()) +
+                        key.size() + VarintLength(value.size()) + value.size();
+  if (needed > rep_.capacity()) {
+    rep_.reserve(std::max(needed, 2 * rep_.capacity()));
+  }
   rep_.push_back(static_cast<char>(kTypeValue));
   PutLengthPrefixedSlice(&rep_, key);
   PutLengthPrefixedSlice(&rep_, value);

@@ -47,9 +47,23 @@ void BlockBuilder::Add(std::string_view key, std::string_view value) {
     counter_ = 0;
   }
   const size_t non_shared = key.size() - shared;
-  PutVarint32(&buffer_, static_cast<uint32_t>(shared));
-  PutVarint32(&buffer_, static_cast<uint32_t>(non_shared));
-  PutVarint32(&buffer_, static_cast<uint32_t>(value.size()));
+  const auto shared32 = static_cast<uint32_t>(shared);
+  const auto non_shared32 = static_cast<uint32_t>(non_shared);
+  const auto value_size32 = static_cast<uint32_t>(value.size());
+  // The three lengths, encoded into one append. Usually each fits one
+  // byte, which needs no varint loop.
+  char header[3 * kMaxVarint32Bytes];
+  char* p = header;
+  if ((shared32 | non_shared32 | value_size32) < 0x80) {
+    *p++ = static_cast<char>(shared32);
+    *p++ = static_cast<char>(non_shared32);
+    *p++ = static_cast<char>(value_size32);
+  } else {
+    p = EncodeVarint32(p, shared32);
+    p = EncodeVarint32(p, non_shared32);
+    p = EncodeVarint32(p, value_size32);
+  }
+  buffer_.append(header, static_cast<size_t>(p - header));
   buffer_.append(key.data() + shared, non_shared);
   buffer_.append(value.data(), value.size());
 

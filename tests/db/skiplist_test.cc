@@ -4,6 +4,7 @@
 #include "db/skiplist.h"
 
 #include <atomic>
+#include <cstring>
 #include <set>
 #include <thread>
 #include <vector>
@@ -78,6 +79,84 @@ TEST(SkipListTest, InsertAndLookupMatchesStdSet) {
     }
     EXPECT_FALSE(it.Valid());
   }
+}
+
+// Insert skips its search when a key belongs right after the previous
+// insert. Runs of ascending keys, interleaved with jumps backwards and
+// forwards, exercise both paths and the switch between them; the list
+// must stay exactly the set of keys inserted, at every level (Seek walks
+// them all).
+TEST(SkipListTest, AscendingRunsAndJumpsMatchStdSet) {
+  Arena arena;
+  SkipList<Key, Cmp> list(Cmp(), &arena);
+  std::set<Key> keys;
+  Random rnd(17);
+  for (int run = 0; run < 300; run++) {
+    Key k = rnd.Uniform(1000000);
+    const int length = 1 + static_cast<int>(rnd.Uniform(40));
+    for (int i = 0; i < length; i++, k += 1 + rnd.Uniform(3)) {
+      if (keys.insert(k).second) list.Insert(k);
+    }
+  }
+  // Keys just before and after existing ones: the hint must refuse them.
+  for (Key k : std::set<Key>(keys)) {
+    if (k > 0 && keys.insert(k - 1).second) list.Insert(k - 1);
+  }
+  SkipList<Key, Cmp>::Iterator it(&list);
+  it.SeekToFirst();
+  for (Key k : keys) {
+    ASSERT_TRUE(it.Valid());
+    ASSERT_EQ(k, it.key());
+    it.Next();
+  }
+  EXPECT_FALSE(it.Valid());
+  for (Key target = 0; target < 1000100; target += 997) {
+    it.Seek(target);
+    auto expected = keys.lower_bound(target);
+    ASSERT_EQ(expected != keys.end(), it.Valid()) << target;
+    if (it.Valid()) ASSERT_EQ(*expected, it.key()) << target;
+  }
+  for (Key k : keys) ASSERT_TRUE(list.Contains(k)) << k;
+}
+
+// Keys that point into memory from AllocateKey, as the MemTable's do: the
+// bytes stay where they were written and the order is the keys' order.
+struct CharPtrCmp {
+  int operator()(const char* a, const char* b) const {
+    const uint64_t x = DecodeKey(a), y = DecodeKey(b);
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  static uint64_t DecodeKey(const char* p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  }
+};
+
+TEST(SkipListTest, AllocateKeyHoldsKeyBytes) {
+  Arena arena;
+  SkipList<const char*, CharPtrCmp> list(CharPtrCmp(), &arena);
+  std::set<uint64_t> keys;
+  Random rnd(5);
+  for (int i = 0; i < 3000; i++) {
+    // Sizes vary so nodes land at every alignment, and some are big
+    // enough for a block of their own.
+    const uint64_t k = (i % 3 == 0) ? 5000000 + i : rnd.Uniform(4000000);
+    if (!keys.insert(k).second) continue;
+    const size_t size = sizeof(k) + rnd.Uniform(i % 50 == 0 ? 3000 : 40);
+    char* mem = list.AllocateKey(size);
+    std::memset(mem, 0xab, size);
+    std::memcpy(mem, &k, sizeof(k));
+    list.Insert(mem);
+  }
+  SkipList<const char*, CharPtrCmp>::Iterator it(&list);
+  it.SeekToFirst();
+  for (uint64_t k : keys) {
+    ASSERT_TRUE(it.Valid());
+    ASSERT_EQ(k, CharPtrCmp::DecodeKey(it.key()));
+    it.Next();
+  }
+  EXPECT_FALSE(it.Valid());
 }
 
 // One writer inserts increasing keys while readers scan: every reader must

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "table/block_builder.h"
 #include "tests/table/table_test_util.h"
+#include "util/coding.h"
 
 namespace siftdb {
 namespace block_test {
@@ -158,6 +159,45 @@ TEST(BlockTest, LargeKeysAndValues) {
       ASSERT_NE(block, nullptr);
       CheckBlock(*block, model);
     }
+  }
+}
+
+// The entry encoding is persisted (docs/table_format.md): byte for byte,
+// varint32 shared, non-shared and value lengths, the key's non-shared
+// bytes, the value; then the restart array and its length. Lengths around
+// the one-byte varint limit and past the two-byte one.
+TEST(BlockTest, BytesMatchTheFormat) {
+  TestRandom rnd(5);
+  for (size_t size : {0, 1, 127, 128, 16383, 16384, 20000}) {
+    SCOPED_TRACE(size);
+    const int interval = 2;
+    BlockBuilder builder(interval);
+    std::string expected;
+    std::vector<uint32_t> restarts;
+    std::string last_key;
+    const std::string prefix = rnd.Bytes(size);
+    for (int i = 0; i < 5; i++) {
+      const std::string key = prefix + static_cast<char>('a' + i);
+      const std::string value = rnd.Bytes(size + i);
+      size_t shared = 0;
+      if (i % interval == 0) {
+        restarts.push_back(static_cast<uint32_t>(expected.size()));
+      } else {
+        while (shared < last_key.size() && last_key[shared] == key[shared]) {
+          shared++;
+        }
+      }
+      PutVarint32(&expected, static_cast<uint32_t>(shared));
+      PutVarint32(&expected, static_cast<uint32_t>(key.size() - shared));
+      PutVarint32(&expected, static_cast<uint32_t>(value.size()));
+      expected.append(key, shared);
+      expected.append(value);
+      builder.Add(key, value);
+      last_key = key;
+    }
+    for (uint32_t r : restarts) PutFixed32(&expected, r);
+    PutFixed32(&expected, static_cast<uint32_t>(restarts.size()));
+    EXPECT_EQ(expected, std::string(builder.Finish()));
   }
 }
 
