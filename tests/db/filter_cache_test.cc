@@ -337,7 +337,9 @@ TEST(FilterCacheTest, StatsCountEachLevelsFilterOutcomes) {
     // Every table is on one level after the full compaction.
     int level = -1;
     for (const OpenedLiveTable& t : OpenLiveTables(d, path)) {
-      if (level >= 0) ASSERT_EQ(t.level, level) << sstables;
+      if (level >= 0) {
+        ASSERT_EQ(t.level, level) << sstables;
+      }
       level = t.level;
     }
     ASSERT_GT(level, 0);

@@ -101,8 +101,12 @@ TEST(PrefixSeekLazyTest, NewIteratorPerSeekMatchesModel) {
       ASSERT_TRUE(db->Put(WriteOptions(), k, v).ok());
       model[k] = v;
     }
-    if (i == 2000) ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    if (i % 900 == 899) ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+    if (i == 2000) {
+      ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    }
+    if (i % 900 == 899) {
+      ASSERT_TRUE(db->Flush(FlushOptions()).ok());
+    }
   }
   for (int i = 0; i < 600; i++) {
     const std::string t = UserKey(rng() % 200, rng() % 70);

@@ -114,7 +114,9 @@ TEST(SkipListTest, AscendingRunsAndJumpsMatchStdSet) {
     it.Seek(target);
     auto expected = keys.lower_bound(target);
     ASSERT_EQ(expected != keys.end(), it.Valid()) << target;
-    if (it.Valid()) ASSERT_EQ(*expected, it.key()) << target;
+    if (it.Valid()) {
+      ASSERT_EQ(*expected, it.key()) << target;
+    }
   }
   for (Key k : keys) ASSERT_TRUE(list.Contains(k)) << k;
 }

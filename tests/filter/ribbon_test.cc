@@ -91,7 +91,9 @@ TEST(RibbonTest, KeysThroughPolicyAndReader) {
       ASSERT_TRUE(policy->HashMayMatch(policy->HashKey(keys[i]), filter));
       fp += reader.KeyMayMatch(BigEndianKey(2 * i + 1));
     }
-    if (n >= 1000) EXPECT_LT(fp, n / 25);
+    if (n >= 1000) {
+      EXPECT_LT(fp, n / 25);
+    }
   }
 }
 
