@@ -24,12 +24,15 @@
 #include "siftdb/db.h"
 #include "siftdb/slice_transform.h"
 #include "tests/db/parallel_compaction_test_util.h"
+#include "tests/db/prefix_model.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
 namespace prefix_seek_lazy_test {
 
-using Model = std::map<std::string, std::string>;
+using prefix_model::Model;
+using prefix_model::ModelForward;
+using prefix_model::ScanForward;
 
 // "u<3 digits>-<4 digits>": the 4-byte prefix is the user; only even users
 // are written.
@@ -64,25 +67,6 @@ std::unique_ptr<DB> OpenOrDie(const Options& o, const std::string& path) {
   auto db = DB::Open(o, path);
   EXPECT_TRUE(db.ok()) << db.status();
   return db.ok() ? std::move(*db) : nullptr;
-}
-
-// The model's keys of t's prefix at or after t.
-std::vector<std::string> ModelForward(const Model& m, const std::string& t) {
-  std::vector<std::string> out;
-  for (auto it = m.lower_bound(t);
-       it != m.end() && it->first.compare(0, 4, t, 0, 4) == 0; ++it) {
-    out.push_back(it->first + "=" + it->second);
-  }
-  return out;
-}
-
-std::vector<std::string> ScanForward(Iterator* it, const std::string& t) {
-  std::vector<std::string> out;
-  for (it->Seek(t); it->Valid(); it->Next()) {
-    out.push_back(std::string(it->key()) + "=" + std::string(it->value()));
-  }
-  EXPECT_TRUE(it->status().ok()) << it->status();
-  return out;
 }
 
 TEST(PrefixSeekLazyTest, NewIteratorPerSeekMatchesModel) {

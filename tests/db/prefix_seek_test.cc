@@ -18,12 +18,15 @@
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
 #include "siftdb/slice_transform.h"
+#include "tests/db/prefix_model.h"
 #include "tests/support/temp_dir.h"
 
 namespace siftdb {
 namespace prefix_seek_test {
 
-using Model = std::map<std::string, std::string>;
+using prefix_model::Model;
+using prefix_model::ModelForward;
+using prefix_model::ScanForward;
 
 // Keys "u<3 digits>-<4 digits>": the 4-byte prefix is the "user". Only
 // even users are ever written, so odd ones are absent prefixes.
@@ -68,25 +71,6 @@ void RandomWrites(DB* db, Model* model, std::mt19937* rng, int ops) {
       ASSERT_TRUE(db->Flush(FlushOptions()).ok());
     }
   }
-}
-
-// The keys of target's 4-byte prefix at or after target, in the model.
-std::vector<std::string> ModelForward(const Model& m, const std::string& t) {
-  std::vector<std::string> out;
-  for (auto it = m.lower_bound(t);
-       it != m.end() && it->first.compare(0, 4, t, 0, 4) == 0; ++it) {
-    out.push_back(it->first + "=" + it->second);
-  }
-  return out;
-}
-
-std::vector<std::string> ScanForward(Iterator* it, const std::string& t) {
-  std::vector<std::string> out;
-  for (it->Seek(t); it->Valid(); it->Next()) {
-    out.push_back(std::string(it->key()) + "=" + std::string(it->value()));
-  }
-  EXPECT_TRUE(it->status().ok()) << it->status();
-  return out;
 }
 
 // Seek, then walk backward: the keys of the prefix before the first key at

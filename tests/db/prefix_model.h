@@ -1,0 +1,47 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Helpers for the prefix-seek tests: what a std::map model says a forward
+// prefix seek returns, and what an iterator returned, in one form
+// ("key=value" strings) so the two compare with EXPECT_EQ. The tests use a
+// 4-byte fixed prefix extractor.
+
+#ifndef SIFTDB_TESTS_DB_PREFIX_MODEL_H_
+#define SIFTDB_TESTS_DB_PREFIX_MODEL_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "siftdb/iterator.h"
+
+namespace siftdb::prefix_model {
+
+using Model = std::map<std::string, std::string>;
+
+// The model's entries of t's 4-byte prefix at or after t.
+inline std::vector<std::string> ModelForward(const Model& m,
+                                             const std::string& t) {
+  std::vector<std::string> out;
+  for (auto it = m.lower_bound(t);
+       it != m.end() && it->first.compare(0, 4, t, 0, 4) == 0; ++it) {
+    out.push_back(it->first + "=" + it->second);
+  }
+  return out;
+}
+
+// Every entry the iterator yields from Seek(t) on; its status must be OK.
+inline std::vector<std::string> ScanForward(Iterator* it,
+                                            const std::string& t) {
+  std::vector<std::string> out;
+  for (it->Seek(t); it->Valid(); it->Next()) {
+    out.push_back(std::string(it->key()) + "=" + std::string(it->value()));
+  }
+  EXPECT_TRUE(it->status().ok()) << it->status();
+  return out;
+}
+
+}  // namespace siftdb::prefix_model
+
+#endif  // SIFTDB_TESTS_DB_PREFIX_MODEL_H_
