@@ -30,21 +30,11 @@
 namespace siftdb {
 namespace prefix_seek_lazy_test {
 
+using prefix_model::Counter;
 using prefix_model::Model;
 using prefix_model::ModelForward;
 using prefix_model::ScanForward;
-
-// "u<3 digits>-<4 digits>": the 4-byte prefix is the user; only even users
-// are written.
-std::string UserKey(int user, int item) {
-  return absl::StrFormat("u%03d-%04d", user, item);
-}
-
-uint64_t Counter(DB* db, const std::string& name) {
-  std::string v;
-  EXPECT_TRUE(db->GetProperty("siftdb.counter." + name, &v)) << name;
-  return std::stoull(v);
-}
+using prefix_model::UserKey;
 
 Options LazyOptions() {
   Options o;

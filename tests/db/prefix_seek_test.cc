@@ -24,21 +24,11 @@
 namespace siftdb {
 namespace prefix_seek_test {
 
+using prefix_model::Counter;
 using prefix_model::Model;
 using prefix_model::ModelForward;
 using prefix_model::ScanForward;
-
-// Keys "u<3 digits>-<4 digits>": the 4-byte prefix is the "user". Only
-// even users are ever written, so odd ones are absent prefixes.
-std::string Key(int user, int item) {
-  return absl::StrFormat("u%03d-%04d", user, item);
-}
-
-uint64_t Counter(DB* db, const std::string& name) {
-  std::string v;
-  EXPECT_TRUE(db->GetProperty("siftdb.counter." + name, &v)) << name;
-  return std::stoull(v);
-}
+using prefix_model::UserKey;
 
 Options PrefixOptions(std::shared_ptr<const SliceTransform> extractor) {
   Options o;
@@ -55,7 +45,7 @@ Options PrefixOptions(std::shared_ptr<const SliceTransform> extractor) {
 // then, and compacting once so that every level holds some of them.
 void RandomWrites(DB* db, Model* model, std::mt19937* rng, int ops) {
   for (int i = 0; i < ops; i++) {
-    const std::string k = Key(2 * ((*rng)() % 100), (*rng)() % 60);
+    const std::string k = UserKey(2 * ((*rng)() % 100), (*rng)() % 60);
     if ((*rng)() % 5 == 0) {
       ASSERT_TRUE(db->Delete(WriteOptions(), k).ok());
       model->erase(k);
@@ -101,7 +91,7 @@ void CheckAgainstModel(DB* db, const Model& m, std::mt19937* rng,
   ro.snapshot = snapshot;
   std::unique_ptr<Iterator> it = db->NewIterator(ro);
   for (int i = 0; i < 300; i++) {
-    const std::string t = Key((*rng)() % 200, (*rng)() % 70);
+    const std::string t = UserKey((*rng)() % 200, (*rng)() % 70);
     EXPECT_EQ(ScanForward(it.get(), t), ModelForward(m, t)) << t;
     if (i % 10 == 0) CheckBackward(m, it.get(), t);
     // A target that is only the prefix starts at its first key.
@@ -117,10 +107,10 @@ void CheckAgainstModel(DB* db, const Model& m, std::mt19937* rng,
   size_t n = 0;
   for (all->SeekToFirst(); all->Valid(); all->Next()) n++;
   EXPECT_EQ(n, m.size());
-  all->Seek(Key(1, 0));  // absent prefix: total order moves on to user 2
-  if (m.lower_bound(Key(1, 0)) != m.end()) {
+  all->Seek(UserKey(1, 0));  // absent prefix: total order moves on to user 2
+  if (m.lower_bound(UserKey(1, 0)) != m.end()) {
     ASSERT_TRUE(all->Valid());
-    EXPECT_EQ(all->key(), m.lower_bound(Key(1, 0))->first);
+    EXPECT_EQ(all->key(), m.lower_bound(UserKey(1, 0))->first);
   }
 }
 
@@ -206,7 +196,8 @@ TEST(PrefixSeekTest, PrefixOnlyFiltersServeGetsAndSeeks) {
   const uint64_t negatives = Counter(db->get(), "filter.negatives");
   std::string got;
   for (int u = 1; u < 200; u += 2) {
-    EXPECT_TRUE(absl::IsNotFound((*db)->Get(ReadOptions(), Key(u, 1), &got)));
+    EXPECT_TRUE(
+        absl::IsNotFound((*db)->Get(ReadOptions(), UserKey(u, 1), &got)));
   }
   EXPECT_GT(Counter(db->get(), "filter.negatives"), negatives)
       << "absent prefixes should be rejected by the prefix-only filters";
@@ -230,11 +221,11 @@ TEST(PrefixSeekTest, UpperBoundInsideThePrefixSkipsTables) {
     // The prefix's successor, and a bound inside the prefix.
     std::string successor = prefix;
     successor.back()++;
-    for (const std::string& upper : {successor, Key(user, 30)}) {
+    for (const std::string& upper : {successor, UserKey(user, 30)}) {
       ReadOptions ro;
       ro.iterate_upper_bound = upper;
       std::unique_ptr<Iterator> it = (*db)->NewIterator(ro);
-      const std::string target = Key(user, 0);
+      const std::string target = UserKey(user, 0);
       std::vector<std::string> want;
       for (auto m = model.lower_bound(target);
            m != model.end() && m->first < upper; ++m) {
@@ -278,12 +269,12 @@ TEST(PrefixSeekTest, AbsentPrefixesReadNoDataBlocks) {
   ASSERT_TRUE(db.ok()) << db.status();
   for (int u = 0; u < 200; u += 2) {
     for (int i = 0; i < 20; i++) {
-      ASSERT_TRUE((*db)->Put(WriteOptions(), Key(u, i), "value").ok());
+      ASSERT_TRUE((*db)->Put(WriteOptions(), UserKey(u, i), "value").ok());
     }
   }
   ASSERT_TRUE((*db)->CompactRange(nullptr, nullptr).ok());
   for (int u = 0; u < 200; u += 4) {
-    ASSERT_TRUE((*db)->Put(WriteOptions(), Key(u, 50), "newer").ok());
+    ASSERT_TRUE((*db)->Put(WriteOptions(), UserKey(u, 50), "newer").ok());
   }
   ASSERT_TRUE((*db)->Flush(FlushOptions()).ok());
 
@@ -294,7 +285,7 @@ TEST(PrefixSeekTest, AbsentPrefixesReadNoDataBlocks) {
   const uint64_t negatives = Counter(db->get(), "prefix_filter.negatives");
   int found = 0;
   for (int u = 1; u < 200; u += 2) {
-    it->Seek(Key(u, 0));
+    it->Seek(UserKey(u, 0));
     if (it->Valid()) found++;
   }
   EXPECT_EQ(found, 0);
@@ -304,7 +295,7 @@ TEST(PrefixSeekTest, AbsentPrefixesReadNoDataBlocks) {
   EXPECT_GE(Counter(db->get(), "prefix_filter.negatives") - negatives, 90u);
 
   // Present prefixes are still found whole.
-  it->Seek(Key(4, 0));
+  it->Seek(UserKey(4, 0));
   int n = 0;
   for (; it->Valid(); it->Next()) n++;
   EXPECT_EQ(n, 21);
