@@ -196,12 +196,15 @@ absl::Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     // Followers wait in writers_ until woken, so the log and mem_ can be
     // written without the mutex.
     bool log_error = false;
+    // A synced group is acknowledged only once every earlier write is
+    // durable, including those in the log SwitchMemTable left unsynced.
+    if (sync && SwitchedLogUnsynced()) status = SyncSwitchedLog();
     const uint64_t memtable_id = logfile_number_;
     // Only a group's leader switches mem_ (in MakeRoomForWrite, above), so
     // the MemTable read here stays the one taking writes until this leader
     // retakes the mutex.
     MemTable* const mem = mem_;
-    {
+    if (status.ok()) {
       mutex_.Unlock();
       if (!w.disable_wal) {
         status = log_->AddRecord(WriteBatchInternal::Contents(group));
@@ -391,12 +394,19 @@ WritePressure DBImpl::CurrentWritePressure() {
 }
 
 absl::Status DBImpl::SwitchMemTable(bool forced) {
+  // At most one switched log awaits its sync: the one before imm_, which
+  // the background thread syncs before flushing imm_ (and imm_ is null
+  // here). Should an earlier one remain (its sync failed), sync it first.
+  if (SwitchedLogUnsynced()) {
+    absl::Status synced = SyncSwitchedLog();
+    if (!synced.ok()) return synced;
+  }
   const uint64_t number = versions_->NewFileNumber();
   std::unique_ptr<WritableFile> old_file = std::move(logfile_);
   std::unique_ptr<log::Writer> old_log = std::move(log_);
   MemTable* old_mem = mem_;
   const uint64_t old_number = logfile_number_;
-  absl::Status s = NewLogFile(number);
+  absl::Status s = NewLogFile(number, /*defer_dir_sync=*/true);
   if (!s.ok()) {
     logfile_ = std::move(old_file);
     log_ = std::move(old_log);
@@ -412,15 +422,37 @@ absl::Status DBImpl::SwitchMemTable(bool forced) {
   imm_ = old_mem;
   mem_has_unlogged_writes_ = false;  // the background thread flushes imm_
   has_imm_.store(true, std::memory_order_release);
+  // The old log is synced later, off this writer's path: by the next
+  // synced write (before its own sync, so a synced write in the new log
+  // never survives a power loss that earlier writes in the old log do
+  // not), or by the background thread before it flushes imm_.
+  unsynced_old_log_ = std::move(old_file);
   background_work_cv_.Signal();
-  // Sync the old log so that durability stays a prefix: a synced write
-  // in the new log never survives a power loss that earlier writes in
-  // the old log do not. Only this leader touches the old file.
+  return absl::OkStatus();
+}
+
+absl::Status DBImpl::SyncSwitchedLog() {
+  mutex_.AssertHeld();
+  while (switched_log_sync_running_) switched_log_synced_cv_.Wait(&mutex_);
+  if (unsynced_old_log_ == nullptr && !log_dir_unsynced_) return bg_error_;
+  std::unique_ptr<WritableFile> old_file = std::move(unsynced_old_log_);
+  const bool dir = log_dir_unsynced_;
+  log_dir_unsynced_ = false;
+  switched_log_sync_running_ = true;
   mutex_.Unlock();
-  s = old_file->Sync();
-  if (s.ok()) s = old_file->Close();
+  absl::Status s;
+  if (old_file != nullptr) {
+    s = old_file->Sync();
+    absl::Status closed = old_file->Close();
+    if (s.ok()) s = closed;
+  }
+  if (s.ok() && dir) s = env_->SyncDir(dbname_);
   mutex_.Lock();
+  switched_log_sync_running_ = false;
+  switched_log_synced_cv_.SignalAll();
   if (!s.ok()) {
+    // Which writes would survive a power loss is unknown now: stop
+    // accepting writes, as a failed sync of the current log does.
     RecordBackgroundError(s);
     return s;
   }

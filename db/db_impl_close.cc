@@ -46,6 +46,12 @@ absl::Status DBImpl::Close() {
   MutexLock l(&mutex_);
   absl::Status s = bg_error_;
   if (s.ok()) s = unlogged_flush;
+  // The background thread syncs a switched log before flushing its
+  // MemTable; one it did not get to is synced here.
+  if (SwitchedLogUnsynced()) {
+    absl::Status synced = SyncSwitchedLog();
+    if (s.ok()) s = synced;
+  }
   if (log_ != nullptr) {
     log_.reset();
     absl::Status sync = logfile_->Sync();

@@ -301,13 +301,17 @@ MemTable* DBImpl::NewMemTable() const {
                       options_.prefix_extractor.get());
 }
 
-absl::Status DBImpl::NewLogFile(uint64_t number) {
+absl::Status DBImpl::NewLogFile(uint64_t number, bool defer_dir_sync) {
   auto file = env_->NewWritableFile(LogFileName(dbname_, number));
   if (!file.ok()) return file.status();
   // The log's directory entry must be durable before a synced write in it
-  // is acknowledged.
-  absl::Status s = env_->SyncDir(dbname_);
-  if (!s.ok()) return s;
+  // is acknowledged: now, or by SyncSwitchedLog before that write's sync.
+  if (defer_dir_sync) {
+    log_dir_unsynced_ = true;
+  } else {
+    absl::Status s = env_->SyncDir(dbname_);
+    if (!s.ok()) return s;
+  }
   logfile_ = std::move(*file);
   logfile_number_ = number;
   log_ = std::make_unique<log::Writer>(logfile_.get());

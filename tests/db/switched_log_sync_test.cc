@@ -1,0 +1,213 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The log a MemTable switch leaves behind is synced off the writer's path
+// (DBImpl::SyncSwitchedLog): the switching writer does not wait for it, a
+// synced write waits for it before it is acknowledged, and a power loss
+// after that synced write keeps every write before it.
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "db/filename.h"
+#include "gtest/gtest.h"
+#include "siftdb/db.h"
+#include "tests/support/forwarding_env.h"
+#include "tests/support/temp_dir.h"
+#include "util/testing/fault_injection_env.h"
+
+namespace siftdb {
+namespace switched_log_sync_test {
+
+using namespace std::chrono_literals;
+
+// Holds Sync() of one chosen log file until Release(). Wraps every log
+// file it creates, so the gate can be set on a file already open.
+class GatedSyncEnv : public test::ForwardingEnv {
+ public:
+  explicit GatedSyncEnv(Env* base) : ForwardingEnv(base) {}
+
+  void Gate(const std::string& fname) {
+    std::lock_guard<std::mutex> l(mu_);
+    gated_ = fname;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      gated_.clear();
+    }
+    released_.notify_all();
+  }
+  int waiting() {
+    std::lock_guard<std::mutex> l(mu_);
+    return waiting_;
+  }
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
+      const std::string& f) override {
+    auto file = ForwardingEnv::NewWritableFile(f);
+    if (!file.ok() || !f.ends_with(".log")) return file;
+    return std::unique_ptr<WritableFile>(
+        std::make_unique<GatedFile>(this, f, std::move(*file)));
+  }
+
+ private:
+  class GatedFile final : public WritableFile {
+   public:
+    GatedFile(GatedSyncEnv* env, std::string name,
+              std::unique_ptr<WritableFile> base)
+        : env_(env), name_(std::move(name)), base_(std::move(base)) {}
+    absl::Status Append(std::string_view data) override {
+      return base_->Append(data);
+    }
+    absl::Status Flush() override { return base_->Flush(); }
+    absl::Status Sync() override {
+      env_->WaitIfGated(name_);
+      return base_->Sync();
+    }
+    absl::Status Close() override { return base_->Close(); }
+
+   private:
+    GatedSyncEnv* const env_;
+    const std::string name_;
+    std::unique_ptr<WritableFile> base_;
+  };
+
+  void WaitIfGated(const std::string& name) {
+    std::unique_lock<std::mutex> l(mu_);
+    if (gated_ != name) return;
+    waiting_++;
+    released_.wait(l, [&] { return gated_ != name; });
+    waiting_--;
+  }
+
+  std::mutex mu_;
+  std::condition_variable released_;
+  std::string gated_;  // guarded by mu_
+  int waiting_ = 0;    // guarded by mu_
+};
+
+class SwitchedLogSyncTest : public ::testing::Test {
+ protected:
+  SwitchedLogSyncTest() : fault_env_(Env::Default()), env_(&fault_env_) {
+    options_.create_if_missing = true;
+    options_.env = &env_;
+    options_.write_buffer_size = 64 << 10;
+    path_ = dir_.Join("db");
+  }
+  ~SwitchedLogSyncTest() override { env_.Release(); }
+
+  uint64_t NewestLogNumber() {
+    auto children = Env::Default()->GetChildren(path_);
+    EXPECT_TRUE(children.ok());
+    uint64_t best = 0;
+    for (const std::string& name : *children) {
+      uint64_t number;
+      FileType type;
+      if (ParseFileName(name, &number, &type) && type == FileType::kLogFile) {
+        best = std::max(best, number);
+      }
+    }
+    return best;
+  }
+
+  // Unsynced writes "w<n>" until the DB has switched to a newer log.
+  absl::Status WriteUntilLogSwitch(uint64_t from_log) {
+    while (NewestLogNumber() == from_log) {
+      absl::Status s =
+          db_->Put(WriteOptions(), absl::StrFormat("w%06d", written_),
+                   std::string(200, 'a' + written_ % 26));
+      if (!s.ok()) return s;
+      written_++;
+    }
+    return absl::OkStatus();
+  }
+
+  test::TempDir dir_;
+  FaultInjectionEnv fault_env_;
+  GatedSyncEnv env_;
+  Options options_;
+  std::string path_;
+  std::unique_ptr<DB> db_;
+  int written_ = 0;
+};
+
+TEST_F(SwitchedLogSyncTest, SyncedWriteWaitsForTheSwitchedLog) {
+  auto db = DB::Open(options_, path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  db_ = std::move(*db);
+  const uint64_t first_log = NewestLogNumber();
+  env_.Gate(LogFileName(path_, first_log));
+
+  // The writer that switches does not wait for the old log's sync.
+  auto switching = std::async(std::launch::async,
+                              [&] { return WriteUntilLogSwitch(first_log); });
+  ASSERT_EQ(std::future_status::ready, switching.wait_for(20s))
+      << "a MemTable switch waited for the old log's sync";
+  ASSERT_TRUE(switching.get().ok());
+
+  // A synced write is not acknowledged while the old log is unsynced.
+  auto synced = std::async(std::launch::async, [&] {
+    WriteOptions wo;
+    wo.sync = true;
+    return db_->Put(wo, "synced", "value");
+  });
+  EXPECT_EQ(std::future_status::timeout, synced.wait_for(300ms))
+      << "a synced write was acknowledged before earlier writes were durable";
+  EXPECT_GE(env_.waiting(), 1);
+  env_.Release();
+  ASSERT_EQ(std::future_status::ready, synced.wait_for(20s));
+  ASSERT_TRUE(synced.get().ok());
+
+  // A power loss now keeps every write before the synced one.
+  fault_env_.SetFilesystemActive(false);
+  db_.reset();
+  ASSERT_TRUE(fault_env_.SimulatePowerLoss().ok());
+  fault_env_.SetFilesystemActive(true);
+  db = DB::Open(options_, path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  db_ = std::move(*db);
+  std::string value;
+  ASSERT_TRUE(db_->Get(ReadOptions(), "synced", &value).ok());
+  for (int i = 0; i < written_; i++) {
+    ASSERT_TRUE(
+        db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
+        << "write " << i << " of " << written_ << " lost";
+    ASSERT_EQ(std::string(200, 'a' + i % 26), value);
+  }
+}
+
+// A failed sync of the switched log is a background error: the synced
+// write that needed it fails, later writes are refused, and a reopen
+// recovers every write acknowledged before.
+TEST_F(SwitchedLogSyncTest, FailedSyncOfTheSwitchedLogStopsWrites) {
+  auto db = DB::Open(options_, path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  db_ = std::move(*db);
+  const uint64_t first_log = NewestLogNumber();
+  fault_env_.InjectIoError(FaultOp::kSync, LogFileName(path_, first_log));
+  ASSERT_TRUE(WriteUntilLogSwitch(first_log).ok());
+  WriteOptions wo;
+  wo.sync = true;
+  absl::Status s = db_->Put(wo, "synced", "value");
+  ASSERT_FALSE(s.ok());
+  EXPECT_FALSE(db_->Put(WriteOptions(), "later", "value").ok());
+  db_.reset();
+  fault_env_.ClearErrors();
+  db = DB::Open(options_, path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  db_ = std::move(*db);
+  std::string value;
+  for (int i = 0; i < written_; i++) {
+    ASSERT_TRUE(
+        db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
+        << "write " << i << " of " << written_ << " lost";
+  }
+}
+
+}  // namespace switched_log_sync_test
+}  // namespace siftdb
