@@ -2,12 +2,16 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The LevelDB adapter of db_bench (comparison build only: compiled when
-// SIFTDB_BENCH_COMPARE=ON finds Debian's libleveldb-dev, LevelDB 1.23).
+// SIFTDB_BENCH_COMPARE=ON finds LevelDB 1.23: a release build from source
+// (LEVELDB_INCLUDE_DIR / LEVELDB_LIBRARY) or Debian's libleveldb-dev).
 // Configured like siftdb: 10 bits/key Bloom filter (NewBloomFilterPolicy),
 // snappy, the same block cache, write buffer, file size and block size.
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -64,8 +68,18 @@ class LevelDBEngine final : public BenchEngine {
   std::string_view Name() const override { return "leveldb"; }
 
   std::string Description() const override {
-    return absl::StrFormat("LevelDB %d.%d (Debian libleveldb)",
-                           leveldb::kMajorVersion, leveldb::kMinorVersion);
+    // Name the library loaded (Debian's under /usr, or a release build
+    // from source): the figures depend on which.
+    Dl_info info{};
+    const char* library =
+        dladdr(reinterpret_cast<void*>(&leveldb::DestroyDB), &info) != 0 &&
+                info.dli_fname != nullptr
+            ? info.dli_fname
+            : "unknown library";
+    return absl::StrFormat(
+        "LevelDB %d.%d (%s%s)", leveldb::kMajorVersion, leveldb::kMinorVersion,
+        library,
+        std::string_view(library).starts_with("/usr/") ? ", Debian's" : "");
   }
 
   absl::Status Open(const EngineConfig& config,
