@@ -65,23 +65,17 @@ class BlockingManifestEnv final : public test::ForwardingEnv {
   }
 
  private:
-  class ManifestFile final : public WritableFile {
+  class ManifestFile final : public test::ForwardingWritableFile {
    public:
     ManifestFile(BlockingManifestEnv* env, std::unique_ptr<WritableFile> base)
-        : env_(env), base_(std::move(base)) {}
-    absl::Status Append(std::string_view data) override {
-      return base_->Append(data);
-    }
-    absl::Status Flush() override { return base_->Flush(); }
+        : ForwardingWritableFile(std::move(base)), env_(env) {}
     absl::Status Sync() override {
       env_->MaybeBlock();
-      return base_->Sync();
+      return base_file()->Sync();
     }
-    absl::Status Close() override { return base_->Close(); }
 
    private:
     BlockingManifestEnv* const env_;
-    std::unique_ptr<WritableFile> base_;
   };
 
   Mutex mu_;

@@ -44,10 +44,10 @@ class FlippingEnv final : public test::ForwardingEnv {
   }
 
  private:
-  class FlippingFile final : public WritableFile {
+  class FlippingFile final : public test::ForwardingWritableFile {
    public:
     FlippingFile(std::unique_ptr<WritableFile> base, std::atomic<bool>* done)
-        : base_(std::move(base)), done_(done) {}
+        : ForwardingWritableFile(std::move(base)), done_(done) {}
     absl::Status Append(std::string_view data) override {
       const uint64_t start = written_;
       written_ += data.size();
@@ -55,16 +55,12 @@ class FlippingEnv final : public test::ForwardingEnv {
         std::string copy(data);
         copy[kOffset - start] ^= 0x20;
         *done_ = true;
-        return base_->Append(copy);
+        return base_file()->Append(copy);
       }
-      return base_->Append(data);
+      return base_file()->Append(data);
     }
-    absl::Status Flush() override { return base_->Flush(); }
-    absl::Status Sync() override { return base_->Sync(); }
-    absl::Status Close() override { return base_->Close(); }
 
    private:
-    std::unique_ptr<WritableFile> base_;
     std::atomic<bool>* done_;
     uint64_t written_ = 0;
   };

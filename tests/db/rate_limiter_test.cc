@@ -44,25 +44,23 @@ class CountingEnv final : public test::ForwardingEnv {
   }
 
  private:
-  class File final : public WritableFile {
+  class File final : public test::ForwardingWritableFile {
    public:
     File(CountingEnv* env, std::string kind, std::unique_ptr<WritableFile> b)
-        : env_(env), kind_(std::move(kind)), base_(std::move(b)) {}
+        : ForwardingWritableFile(std::move(b)),
+          env_(env),
+          kind_(std::move(kind)) {}
     absl::Status Append(std::string_view data) override {
       {
         std::lock_guard<std::mutex> l(env_->mu_);
         env_->bytes_[kind_] += static_cast<int64_t>(data.size());
       }
-      return base_->Append(data);
+      return base_file()->Append(data);
     }
-    absl::Status Flush() override { return base_->Flush(); }
-    absl::Status Sync() override { return base_->Sync(); }
-    absl::Status Close() override { return base_->Close(); }
 
    private:
     CountingEnv* const env_;
     const std::string kind_;
-    const std::unique_ptr<WritableFile> base_;
   };
 
   static std::string Kind(const std::string& f) {

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
 #include "siftdb/write_batch.h"
+#include "tests/db/db_files.h"
 #include "tests/support/temp_dir.h"
 #include "wal/log_writer.h"
 
@@ -30,16 +31,7 @@ std::string Key(int k) { return absl::StrFormat("key%06d", k); }
 
 // The newest file of `type` in dir.
 std::string Newest(const std::string& dir, FileType want) {
-  auto children = Env::Default()->GetChildren(dir);
-  EXPECT_TRUE(children.ok());
-  uint64_t best = 0;
-  for (const std::string& name : *children) {
-    uint64_t number;
-    FileType type;
-    if (ParseFileName(name, &number, &type) && type == want) {
-      best = std::max(best, number);
-    }
-  }
+  const uint64_t best = test::NewestFileNumber(dir, want);
   return want == FileType::kLogFile ? LogFileName(dir, best)
                                     : DescriptorFileName(dir, best);
 }

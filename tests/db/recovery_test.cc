@@ -13,6 +13,7 @@
 #include "db/filename.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
+#include "tests/db/db_files.h"
 #include "tests/support/temp_dir.h"
 #include "util/random.h"
 #include "util/testing/fault_injection_env.h"
@@ -53,17 +54,8 @@ class RecoveryTest : public ::testing::Test {
 
   // The newest log file of the DB.
   std::string LastLogFile() {
-    auto children = Env::Default()->GetChildren(path_);
-    EXPECT_TRUE(children.ok());
-    uint64_t best = 0;
-    for (const std::string& name : *children) {
-      uint64_t number;
-      FileType type;
-      if (ParseFileName(name, &number, &type) && type == FileType::kLogFile) {
-        best = std::max(best, number);
-      }
-    }
-    return LogFileName(path_, best);
+    return LogFileName(path_,
+                       test::NewestFileNumber(path_, FileType::kLogFile));
   }
 
   test::TempDir dir_;

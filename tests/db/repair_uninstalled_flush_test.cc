@@ -98,27 +98,23 @@ class GateEnv final : public test::ForwardingEnv {
   }
 
  private:
-  class GatedFile final : public WritableFile {
+  class GatedFile final : public test::ForwardingWritableFile {
    public:
     GatedFile(GateEnv* env, std::string name,
               std::unique_ptr<WritableFile> base)
-        : env_(env), name_(std::move(name)), base_(std::move(base)) {}
-    absl::Status Append(std::string_view data) override {
-      return base_->Append(data);
-    }
-    absl::Status Flush() override { return base_->Flush(); }
+        : ForwardingWritableFile(std::move(base)),
+          env_(env),
+          name_(std::move(name)) {}
     absl::Status Sync() override {
-      absl::Status s = base_->Flush();  // the crash image sees the bytes
+      absl::Status s = base_file()->Flush();  // the crash image sees the bytes
       if (!s.ok()) return s;
       env_->MaybeStop(name_);
-      return base_->Sync();
+      return base_file()->Sync();
     }
-    absl::Status Close() override { return base_->Close(); }
 
    private:
     GateEnv* const env_;
     const std::string name_;
-    const std::unique_ptr<WritableFile> base_;
   };
 
   void MaybeStop(const std::string& name) {

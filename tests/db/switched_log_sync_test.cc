@@ -16,6 +16,7 @@
 #include "db/filename.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
+#include "tests/db/db_files.h"
 #include "tests/support/forwarding_env.h"
 #include "tests/support/temp_dir.h"
 #include "util/testing/fault_injection_env.h"
@@ -56,25 +57,21 @@ class GatedSyncEnv : public test::ForwardingEnv {
   }
 
  private:
-  class GatedFile final : public WritableFile {
+  class GatedFile final : public test::ForwardingWritableFile {
    public:
     GatedFile(GatedSyncEnv* env, std::string name,
               std::unique_ptr<WritableFile> base)
-        : env_(env), name_(std::move(name)), base_(std::move(base)) {}
-    absl::Status Append(std::string_view data) override {
-      return base_->Append(data);
-    }
-    absl::Status Flush() override { return base_->Flush(); }
+        : ForwardingWritableFile(std::move(base)),
+          env_(env),
+          name_(std::move(name)) {}
     absl::Status Sync() override {
       env_->WaitIfGated(name_);
-      return base_->Sync();
+      return base_file()->Sync();
     }
-    absl::Status Close() override { return base_->Close(); }
 
    private:
     GatedSyncEnv* const env_;
     const std::string name_;
-    std::unique_ptr<WritableFile> base_;
   };
 
   void WaitIfGated(const std::string& name) {
@@ -102,17 +99,7 @@ class SwitchedLogSyncTest : public ::testing::Test {
   ~SwitchedLogSyncTest() override { env_.Release(); }
 
   uint64_t NewestLogNumber() {
-    auto children = Env::Default()->GetChildren(path_);
-    EXPECT_TRUE(children.ok());
-    uint64_t best = 0;
-    for (const std::string& name : *children) {
-      uint64_t number;
-      FileType type;
-      if (ParseFileName(name, &number, &type) && type == FileType::kLogFile) {
-        best = std::max(best, number);
-      }
-    }
-    return best;
+    return test::NewestFileNumber(path_, FileType::kLogFile);
   }
 
   // Unsynced writes "w<n>" until the DB has switched to a newer log.

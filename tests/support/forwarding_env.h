@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,6 +24,27 @@
 #include "siftdb/env.h"
 
 namespace siftdb::test {
+
+// A WritableFile that forwards every call to another; a test derives from
+// it and overrides the calls it hooks, calling base_file() to go on.
+class ForwardingWritableFile : public WritableFile {
+ public:
+  explicit ForwardingWritableFile(std::unique_ptr<WritableFile> base)
+      : base_(std::move(base)) {}
+
+  absl::Status Append(std::string_view data) override {
+    return base_->Append(data);
+  }
+  absl::Status Flush() override { return base_->Flush(); }
+  absl::Status Sync() override { return base_->Sync(); }
+  absl::Status Close() override { return base_->Close(); }
+
+ protected:
+  WritableFile* base_file() const { return base_.get(); }
+
+ private:
+  const std::unique_ptr<WritableFile> base_;
+};
 
 class ForwardingEnv : public Env {
  public:
