@@ -394,10 +394,11 @@ WritePressure DBImpl::CurrentWritePressure() {
 }
 
 absl::Status DBImpl::SwitchMemTable(bool forced) {
-  // At most one switched log awaits its sync: the one before imm_, which
-  // the background thread syncs before flushing imm_ (and imm_ is null
-  // here). Should an earlier one remain (its sync failed), sync it first.
-  if (SwitchedLogUnsynced()) {
+  // At most one switched log awaits its sync: imm_'s, dropped once imm_'s
+  // flush is installed (and imm_ is null here). Should one remain (that
+  // flush failed), sync it first. A pending directory sync needs nothing
+  // now: the one for the new log will cover both entries.
+  if (unsynced_old_log_ != nullptr || switched_log_sync_running_) {
     absl::Status synced = SyncSwitchedLog();
     if (!synced.ok()) return synced;
   }
@@ -422,13 +423,25 @@ absl::Status DBImpl::SwitchMemTable(bool forced) {
   imm_ = old_mem;
   mem_has_unlogged_writes_ = false;  // the background thread flushes imm_
   has_imm_.store(true, std::memory_order_release);
-  // The old log is synced later, off this writer's path: by the next
+  // The old log is synced later, off this writer's path, by the next
   // synced write (before its own sync, so a synced write in the new log
   // never survives a power loss that earlier writes in the old log do
-  // not), or by the background thread before it flushes imm_.
+  // not); if imm_'s flush comes first, the old log is never synced.
   unsynced_old_log_ = std::move(old_file);
   background_work_cv_.Signal();
   return absl::OkStatus();
+}
+
+void DBImpl::DropSwitchedLog() {
+  mutex_.AssertHeld();
+  if (unsynced_old_log_ == nullptr) return;  // none, or a sync has it
+  std::unique_ptr<WritableFile> old_file = std::move(unsynced_old_log_);
+  mutex_.Unlock();
+  // Nothing in it is needed any more; a failure to close loses nothing.
+  absl::Status s = old_file->Close();
+  old_file.reset();
+  mutex_.Lock();
+  if (!s.ok()) LogMessage("closing an obsolete log: " + s.ToString());
 }
 
 absl::Status DBImpl::SyncSwitchedLog() {

@@ -191,11 +191,14 @@ class DBImpl : public DB {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Makes what the last SwitchMemTable left unsynced durable: the old log
   // (synced, then closed) and the new log's directory entry. A synced
-  // write calls it before its own sync, so durability stays a prefix; the
-  // background thread calls it before flushing imm_, Close before closing.
-  // Waits for a call already running on another thread. May release
-  // mutex_ while syncing. A failure is recorded as the background error.
+  // write calls it before its own sync, so durability stays a prefix;
+  // Close calls it before closing. Waits for a call already running on
+  // another thread. May release mutex_ while syncing. A failure is
+  // recorded as the background error.
   absl::Status SyncSwitchedLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Once imm_'s flush is installed its log is obsolete (every entry is in
+  // a synced table): closes it unsynced, unless a SyncSwitchedLog has it.
+  void DropSwitchedLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   bool SwitchedLogUnsynced() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     return unsynced_old_log_ != nullptr || log_dir_unsynced_ ||
            switched_log_sync_running_;
@@ -379,10 +382,11 @@ class DBImpl : public DB {
   std::unique_ptr<WritableFile> logfile_;  // leader only, or under mutex_
   uint64_t logfile_number_ ABSL_GUARDED_BY(mutex_) = 0;
   // Left by SwitchMemTable for SyncSwitchedLog: the previous log, written
-  // completely but not yet synced (null: none), and whether the current
-  // log's directory entry is not yet synced. Syncing them in the writer
-  // that switched cost every write-buffer's worth of writes an fdatasync
-  // of the whole old log and a directory sync (9-23% of fillrandom).
+  // completely but not yet synced (null: none; dropped unsynced once its
+  // MemTable's flush is installed), and whether the current log's
+  // directory entry is not yet synced. Syncing them in the writer that
+  // switched cost every write-buffer's worth of writes an fdatasync of
+  // the whole old log and a directory sync.
   std::unique_ptr<WritableFile> unsynced_old_log_ ABSL_GUARDED_BY(mutex_);
   bool log_dir_unsynced_ ABSL_GUARDED_BY(mutex_) = false;
   // A SyncSwitchedLog is syncing (with mutex_ released); others wait on

@@ -109,9 +109,6 @@ absl::Status DBImpl::WriteLevel0Table(MemTable* mem, uint64_t emptied_log,
 
 void DBImpl::CompactMemTable() {
   mutex_.AssertHeld();
-  // imm_'s log first: a flush's table must not make a later write durable
-  // before the earlier writes only that log holds.
-  if (SwitchedLogUnsynced() && !SyncSwitchedLog().ok()) return;
   VersionEdit edit;
   uint64_t table_number = 0;
   const char* reason = shutting_down_ ? "close" : imm_flush_reason_;
@@ -136,6 +133,7 @@ void DBImpl::CompactMemTable() {
     }
     LogMessage(absl::StrFormat("[job %d] flush installed; levels: %s",
                                next_job_id_, LevelSummary()));
+    DropSwitchedLog();
     RemoveObsoleteFiles();
   } else {
     RecordBackgroundError(s);

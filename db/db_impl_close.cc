@@ -46,8 +46,8 @@ absl::Status DBImpl::Close() {
   MutexLock l(&mutex_);
   absl::Status s = bg_error_;
   if (s.ok()) s = unlogged_flush;
-  // The background thread syncs a switched log before flushing its
-  // MemTable; one it did not get to is synced here.
+  // A switched log whose MemTable's flush was installed is gone; one
+  // whose flush failed, or a pending directory sync, is synced here.
   if (SwitchedLogUnsynced()) {
     absl::Status synced = SyncSwitchedLog();
     if (s.ok()) s = synced;

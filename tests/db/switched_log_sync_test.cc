@@ -26,20 +26,24 @@ namespace switched_log_sync_test {
 
 using namespace std::chrono_literals;
 
-// Holds Sync() of one chosen log file until Release(). Wraps every log
-// file it creates, so the gate can be set on a file already open.
+// Holds Sync() of one chosen log file, and optionally the creation of
+// table files (so a flush cannot finish), until Release(). Counts the
+// syncs of log files. Wraps every log file it creates, so the gate can be
+// set on a file already open.
 class GatedSyncEnv : public test::ForwardingEnv {
  public:
   explicit GatedSyncEnv(Env* base) : ForwardingEnv(base) {}
 
-  void Gate(const std::string& fname) {
+  void Gate(const std::string& log, bool hold_tables) {
     std::lock_guard<std::mutex> l(mu_);
-    gated_ = fname;
+    gated_ = log;
+    hold_tables_ = hold_tables;
   }
   void Release() {
     {
       std::lock_guard<std::mutex> l(mu_);
       gated_.clear();
+      hold_tables_ = false;
     }
     released_.notify_all();
   }
@@ -47,9 +51,17 @@ class GatedSyncEnv : public test::ForwardingEnv {
     std::lock_guard<std::mutex> l(mu_);
     return waiting_;
   }
+  int log_syncs() {
+    std::lock_guard<std::mutex> l(mu_);
+    return log_syncs_;
+  }
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& f) override {
+    if (f.ends_with(".sst")) {
+      std::unique_lock<std::mutex> l(mu_);
+      released_.wait(l, [&] { return !hold_tables_; });
+    }
     auto file = ForwardingEnv::NewWritableFile(f);
     if (!file.ok() || !f.ends_with(".log")) return file;
     return std::unique_ptr<WritableFile>(
@@ -76,6 +88,7 @@ class GatedSyncEnv : public test::ForwardingEnv {
 
   void WaitIfGated(const std::string& name) {
     std::unique_lock<std::mutex> l(mu_);
+    log_syncs_++;
     if (gated_ != name) return;
     waiting_++;
     released_.wait(l, [&] { return gated_ != name; });
@@ -84,8 +97,10 @@ class GatedSyncEnv : public test::ForwardingEnv {
 
   std::mutex mu_;
   std::condition_variable released_;
-  std::string gated_;  // guarded by mu_
-  int waiting_ = 0;    // guarded by mu_
+  std::string gated_;         // guarded by mu_
+  bool hold_tables_ = false;  // guarded by mu_
+  int waiting_ = 0;           // guarded by mu_
+  int log_syncs_ = 0;         // guarded by mu_
 };
 
 class SwitchedLogSyncTest : public ::testing::Test {
@@ -128,7 +143,8 @@ TEST_F(SwitchedLogSyncTest, SyncedWriteWaitsForTheSwitchedLog) {
   ASSERT_TRUE(db.ok()) << db.status();
   db_ = std::move(*db);
   const uint64_t first_log = NewestLogNumber();
-  env_.Gate(LogFileName(path_, first_log));
+  // The old log's flush cannot finish, and its sync is held.
+  env_.Gate(LogFileName(path_, first_log), /*hold_tables=*/true);
 
   // The writer that switches does not wait for the old log's sync.
   auto switching = std::async(std::launch::async,
@@ -165,6 +181,31 @@ TEST_F(SwitchedLogSyncTest, SyncedWriteWaitsForTheSwitchedLog) {
         db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
         << "write " << i << " of " << written_ << " lost";
     ASSERT_EQ(std::string(200, 'a' + i % 26), value);
+  }
+}
+
+// Without synced writes no log is ever synced: a switched log is closed
+// unsynced once its MemTable's flush is installed (its entries are in a
+// synced table by then), and a reopen finds every write.
+TEST_F(SwitchedLogSyncTest, UnsyncedWritesNeverSyncALog) {
+  auto db = DB::Open(options_, path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  db_ = std::move(*db);
+  for (int i = 0; i < 4; i++) {
+    ASSERT_TRUE(WriteUntilLogSwitch(NewestLogNumber()).ok());
+  }
+  ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
+  EXPECT_EQ(0, env_.log_syncs());
+  ASSERT_TRUE(db_->Close().ok());
+  db_.reset();
+  db = DB::Open(options_, path_);
+  ASSERT_TRUE(db.ok()) << db.status();
+  db_ = std::move(*db);
+  std::string value;
+  for (int i = 0; i < written_; i++) {
+    ASSERT_TRUE(
+        db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
+        << "write " << i << " of " << written_ << " lost";
   }
 }
 
