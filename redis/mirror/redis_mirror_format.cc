@@ -498,9 +498,11 @@ FilterBytesInfo DescribePartitionedFilter(std::string_view filter,
     const double share =
         total == 0 ? 0
                    : static_cast<double>(e.size) / static_cast<double>(total);
+    const std::string_view inner = filter.substr(e.offset, e.size);
+    // Partitions are never partitioned (and no recursion on crafted bytes).
+    if (IsPartitionedFilter(inner)) return FilterBytesInfo();
     const FilterBytesInfo p = DescribeFilterBytes(
-        filter.substr(e.offset, e.size),
-        static_cast<uint64_t>(std::llround(share * num_keys)));
+        inner, static_cast<uint64_t>(std::llround(share * num_keys)));
     if (!p.valid) return FilterBytesInfo();
     info.bitmap_bits += p.bitmap_bits;
     if (i == 0) info.k = p.k;
