@@ -19,6 +19,8 @@
 #include "gtest/gtest.h"
 #include "redis/mirror/remote_filter_cache.h"
 #include "siftdb/filter_policy.h"
+#include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace siftdb {
 namespace remote_filter_cache_kinds_test {
@@ -174,6 +176,34 @@ TEST(RemoteFilterCacheKindsTest, DescribesPartitionedFilterBytes) {
   std::string bad = bytes;
   bad[bad.size() - 12] ^= 1;  // the index crc
   EXPECT_FALSE(DescribeFilterBytes(bad, 20000).valid);
+
+  // A well-formed 'P' whose one partition is itself a 'P': refused, and
+  // the remote reader answers maybe for it.
+  std::string nested = bytes;
+  PutFixed32(&nested, crc32c::Mask(crc32c::Value(bytes.data(), bytes.size())));
+  std::string entries;
+  PutFixed32(&entries, 0);
+  PutFixed32(&entries, static_cast<uint32_t>(bytes.size()));
+  PutFixed32(&entries, 3);
+  entries += "zzz";
+  nested += entries;
+  PutFixed32(&nested, static_cast<uint32_t>(entries.size()));
+  PutFixed32(&nested,
+             crc32c::Mask(crc32c::Value(entries.data(), entries.size())));
+  FilterTrailer t;
+  t.param = 1;
+  t.k = 0;
+  t.kind = FilterKind::kPartitioned;
+  char trailer[kFilterTrailerSize];
+  EncodeFilterTrailer(t, trailer);
+  nested.append(trailer, sizeof(trailer));
+  FilterPartitionIndex outer;
+  ASSERT_TRUE(FilterPartitionIndex::Parse(nested, &outer));
+  EXPECT_FALSE(DescribeFilterBytes(nested, 10000).valid);
+  RemoteCachedFilter f;
+  f.bytes = nested;
+  f.Decode(policy->Name());
+  EXPECT_TRUE(f.MayMatch("key0000001", FilterKeyHash("key0000001")));
 }
 
 }  // namespace remote_filter_cache_kinds_test
