@@ -237,6 +237,16 @@ void siftdb_options_set_cache_filter_blocks(siftdb_options_t* options,
   if (options != nullptr) options->rep.cache_filter_blocks = v != 0;
 }
 
+void siftdb_options_set_partition_filters(siftdb_options_t* options,
+                                          uint8_t v) {
+  if (options != nullptr) options->rep.partition_filters = v != 0;
+}
+
+void siftdb_options_set_filter_partition_size(siftdb_options_t* options,
+                                              size_t bytes) {
+  if (options != nullptr) options->rep.filter_partition_size = bytes;
+}
+
 void siftdb_options_set_pin_l0_filter_blocks_in_cache(siftdb_options_t* options,
                                                       uint8_t v) {
   if (options != nullptr) options->rep.pin_l0_filter_blocks_in_cache = v != 0;

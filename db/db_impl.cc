@@ -101,6 +101,8 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
   table_options_.statistics = &stats_;
   table_options_.paranoid_checks = options_.paranoid_checks;
   table_options_.cache_filter = options_.cache_filter_blocks;
+  table_options_.partition_filters = options_.partition_filters;
+  table_options_.filter_partition_size = options_.filter_partition_size;
   // Keep a few descriptors for logs, the MANIFEST and the LOG.
   table_cache_ = std::make_unique<TableCache>(
       dbname_, env_, table_options_, std::max(options_.max_open_files - 10, 6),

@@ -92,6 +92,8 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
                               ? std::string(o.prefix_extractor->Name())
                               : std::string("none"));
   add("whole_key_filtering", flag(o.whole_key_filtering));
+  add("partition_filters", flag(o.partition_filters));
+  add("filter_partition_size", num(o.filter_partition_size));
   add("target_file_size_base", num(o.target_file_size_base));
   add("target_file_size_multiplier", num(o.target_file_size_multiplier));
   add("level0_file_num_compaction_trigger",

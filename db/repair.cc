@@ -183,6 +183,8 @@ class Repairer {
             : nullptr;
     table_options_.prefix_extractor = options.prefix_extractor;
     table_options_.whole_key_filtering = options.whole_key_filtering;
+    table_options_.partition_filters = options.partition_filters;
+    table_options_.filter_partition_size = options.filter_partition_size;
   }
 
   absl::Status Run() {

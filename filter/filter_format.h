@@ -17,11 +17,12 @@
 //   offset 0..3  uint32  param   blocked: number of 64-byte blocks
 //                                classic: number of bits m
 //                                ribbon: number of 128-row blocks
+//                                partitioned: number of partitions
 //   offset 4     uint8   k       probes per key, 1..kMaxProbes
 //                                (ribbon: result columns of the lower
 //                                blocks, 1..kRibbonMaxColumns - 1)
 //   offset 5     uint8   version kFilterFormatVersion
-//   offset 6     uint8   kind    FilterKind ('B', 'C' or 'R')
+//   offset 6     uint8   kind    FilterKind ('B', 'C', 'R' or 'P')
 //   offset 7     uint8   magic   kFilterMagic ('S')
 //
 // Thread safety: pure functions over caller-owned memory.
@@ -58,6 +59,9 @@ enum class FilterKind : uint8_t {
   kBlocked = 0x42,  // 'B'
   kClassic = 0x43,  // 'C'
   kRibbon = 0x52,   // 'R' (readers older than it answer "may match")
+  // 'P': partitions of an inner kind plus an index (partitioned_filter.h;
+  // readers older than it answer "may match").
+  kPartitioned = 0x50,
 };
 
 struct FilterTrailer {

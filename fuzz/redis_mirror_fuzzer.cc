@@ -98,9 +98,12 @@ void CheckFilterBytes(std::string_view bytes) {
     if (!info.valid) continue;
     FUZZ_CHECK(info.k >= 1 &&
                info.k <=
-                   (info.kind == 'R' ? kRibbonMaxColumns - 1 : kMaxProbes));
+                   (info.kind == 'R' || info.kind == 'P'  // 'P': its first
+                        ? kRibbonMaxColumns - 1           // partition's k
+                        : kMaxProbes));
     FUZZ_CHECK(info.bitmap_bits <= uint64_t{8} * bytes.size());
-    FUZZ_CHECK(info.kind == 'B' || info.kind == 'C' || info.kind == 'R');
+    FUZZ_CHECK(info.kind == 'B' || info.kind == 'C' || info.kind == 'R' ||
+               info.kind == 'P');
     FUZZ_CHECK(info.error_rate >= 0 && info.error_rate <= 1);
   }
   // The reader's probes: any answer, no crash.

@@ -62,7 +62,13 @@ Table::Table(const TableOptions& options, std::string file_name,
       file_(std::move(file)),
       file_size_(file_size) {}
 
-Table::~Table() { ReleasePinnedFilter(); }
+Table::~Table() {
+  ReleasePinnedFilter();
+  if (partition_index_bytes_ > 0 && options_.heap_filter_bytes != nullptr) {
+    options_.heap_filter_bytes->fetch_sub(partition_index_bytes_,
+                                          std::memory_order_relaxed);
+  }
+}
 
 absl::StatusOr<BlockContents> Table::ReadMetaBlock(
     const BlockHandle& handle) const {

@@ -36,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "filter/filter_reader.h"
+#include "filter/partitioned_filter.h"
 #include "siftdb/env.h"
 #include "siftdb/iterator.h"
 #include "siftdb/options.h"
@@ -165,6 +166,10 @@ class Table {
     const LoadedFilter* f = resident_filter_.load(std::memory_order_acquire);
     return f != nullptr ? f->bytes() : std::string_view();
   }
+  // A partitioned filter with TableOptions::cache_filter holds only its
+  // index on the heap and each partition in the block cache: filter_data()
+  // is then empty, PinFilter does nothing and CopyFilter reads the block
+  // from the file.
   // The size of the filter block (0: no filter), wherever it is held.
   size_t filter_size() const { return filter_size_; }
   // Sets *bytes to the filter block's bytes (empty: no filter), from the
@@ -289,6 +294,23 @@ class Table {
   // filter cannot be had.
   template <typename Probe>
   bool ProbeFilter(const Probe& probe) const;
+  // Partitioned filters (table_partitioned_filter.cc). At Open: takes the
+  // 'P' filter block just read: keeps the whole of it (heap mode, when
+  // heap_filter_ holds it) or only its index (cache mode).
+  void LoadPartitionedFilter(std::string_view contents);
+  // Runs probe(const FilterReader&) on the partition that would hold
+  // locate_key (a user key or a prefix): false when none can; true when the
+  // filter or the partition cannot be had (a failed load counts
+  // kFilterLoadErrors).
+  template <typename Probe>
+  bool ProbePartition(std::string_view locate_key, const Probe& probe) const;
+  // Finds partition i in the block cache or reads it (its sub-range of the
+  // filter block, verified with its own CRC); the caller releases it.
+  absl::StatusOr<ShardedCache::Handle*> CachedPartitionHandle(size_t i) const;
+  // UserKeyMayMatch and PrefixMayMatch for partitioned filters.
+  bool PartitionedUserKeyMayMatch(std::string_view user_key,
+                                  const uint64_t* user_key_hash) const;
+  bool PartitionedPrefixMayMatch(std::string_view prefix) const;
   // Releases the pinned filter's cache handle (the destructor's).
   void ReleasePinnedFilter();
   // UserKeyMayMatch given the filter.
@@ -321,6 +343,14 @@ class Table {
   mutable Mutex pin_mu_;
   mutable ShardedCache::Handle* pinned_filter_ ABSL_GUARDED_BY(pin_mu_) =
       nullptr;
+  // Whether the filter is partitioned (kind 'P'). Then heap mode keeps the
+  // whole block in heap_filter_ and heap_partitions_ decodes it; cache mode
+  // keeps partition_index_ only (null: an index that did not decode, so
+  // every probe answers "may match"), counted in heap_filter_bytes.
+  bool filter_partitioned_ = false;
+  std::unique_ptr<PartitionedFilterReader> heap_partitions_;
+  std::unique_ptr<FilterPartitionIndex> partition_index_;
+  size_t partition_index_bytes_ = 0;
   // True when filter_policy_ is TableOptions::filter_policy (same Name()),
   // so a caller's precomputed hash is valid for it.
   bool hash_compatible_ = false;

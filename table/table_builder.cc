@@ -4,6 +4,7 @@
 #include "table/table_builder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <utility>
 #include <vector>
@@ -33,6 +34,12 @@ TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
       }
     }
   }
+  if (filter_builder_ != nullptr && PartitionsFilters(options_)) {
+    filter_builder_.reset();
+    partitioned_builder_ = std::make_unique<PartitionedFilterBuilder>(
+        options_.filter_policy.get(),
+        std::max<size_t>(options_.filter_partition_size, 64));
+  }
   props_.comparator_name = comparator_.user_comparator()->Name();
   props_.compression_name = CompressionTypeName(options_.compression);
   props_.format_version = kTableFormatVersion;
@@ -40,7 +47,39 @@ TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
 
 TableBuilder::~TableBuilder() = default;
 
+bool TableBuilder::PartitionsFilters(const TableOptions& options) {
+  if (!options.partition_filters || options.filter_policy == nullptr) {
+    return false;
+  }
+  // The remote reader orders keys bytewise and decodes siftdb's encodings
+  // only; older siftdb readers answer "may match" for kind 'P' under them.
+  if (std::strcmp(UserComparatorOf(options)->Name(),
+                  BytewiseComparator()->Name()) != 0 ||
+      !std::string_view(options.filter_policy->Name()).starts_with("siftdb.") ||
+      !(options.filter_policy->BitsPerKey() > 0)) {
+    return false;
+  }
+  // A prefix is probed in the partition of the first key >= it, which
+  // holds it only when every key between the prefix and a key with that
+  // prefix has that prefix too: true of the fixed and capped extractors.
+  if (options.prefix_extractor != nullptr) {
+    const std::string_view name = options.prefix_extractor->Name();
+    return name.starts_with("siftdb.FixedPrefix.") ||
+           name.starts_with("siftdb.CappedPrefix.");
+  }
+  return true;
+}
+
 void TableBuilder::AddToFilter(std::string_view user_key) {
+  if (partitioned_builder_ != nullptr) {
+    std::string_view prefix;
+    const bool has_prefix =
+        prefix_extractor_ != nullptr && prefix_extractor_->InDomain(user_key);
+    if (has_prefix) prefix = prefix_extractor_->Transform(user_key);
+    partitioned_builder_->Add(user_key, filter_whole_keys_,
+                              has_prefix ? &prefix : nullptr);
+    return;
+  }
   if (filter_whole_keys_) filter_builder_->AddKey(user_key);
   if (prefix_extractor_ == nullptr || !prefix_extractor_->InDomain(user_key)) {
     return;
@@ -74,7 +113,7 @@ void TableBuilder::Add(std::string_view key, std::string_view value) {
 
   // The filter holds each distinct user key once (consecutive duplicates
   // are the only duplicates, since keys arrive sorted).
-  if (filter_builder_ != nullptr &&
+  if ((filter_builder_ != nullptr || partitioned_builder_ != nullptr) &&
       (first || ExtractUserKey(last_key_) != parsed.user_key)) {
     AddToFilter(parsed.user_key);
   }
@@ -163,10 +202,15 @@ absl::Status TableBuilder::Finish() {
   std::string handle_encoding;
 
   // Filter block: the filter's bytes, stored raw.
-  if (filter_builder_ != nullptr) {
-    props_.filter_num_keys = filter_builder_->NumAdded();
+  if (filter_builder_ != nullptr || partitioned_builder_ != nullptr) {
     std::string filter;
-    filter_builder_->Finish(&filter);
+    if (partitioned_builder_ != nullptr) {
+      props_.filter_num_keys = partitioned_builder_->NumAdded();
+      partitioned_builder_->Finish(&filter);
+    } else {
+      props_.filter_num_keys = filter_builder_->NumAdded();
+      filter_builder_->Finish(&filter);
+    }
     BlockHandle filter_handle;
     WriteRawBlock(filter, kNoCompression, &filter_handle);
     if (!status_.ok()) return status_;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "filter/partitioned_filter.h"
 #include "siftdb/env.h"
 #include "table/block_builder.h"
 #include "table/format.h"
@@ -57,6 +58,10 @@ class TableBuilder {
   void Abandon();
 
   uint64_t NumEntries() const { return props_.num_entries; }
+  // Whether tables built with `options` get a partitioned filter when it
+  // would exceed one partition (TableOptions::partition_filters, and a
+  // table the remote reader and older readers can handle).
+  static bool PartitionsFilters(const TableOptions& options);
   // Bytes written to the file so far (its final size after Finish()).
   uint64_t FileSize() const { return offset_; }
   absl::Status status() const { return status_; }
@@ -90,6 +95,9 @@ class TableBuilder {
   BlockHandle pending_handle_;
 
   std::unique_ptr<FilterBitsBuilder> filter_builder_;  // null: no filter
+  // Instead of filter_builder_ when the filter is partitioned
+  // (TableOptions::partition_filters and a table that qualifies).
+  std::unique_ptr<PartitionedFilterBuilder> partitioned_builder_;
   // With a filter: whether it holds whole user keys, and the extractor
   // whose prefixes it holds (null: none).
   bool filter_whole_keys_ = true;

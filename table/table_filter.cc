@@ -72,16 +72,31 @@ absl::Status Table::LoadFilter(std::string_view name,
                      filter_size_ > 0;
   if (filter_in_cache_) {
     // Read and verified now as every meta block is, and left in the cache
-    // for the first probes.
+    // for the first probes; a partitioned filter leaves its index only.
     auto cached = CachedFilterHandle();
     if (!cached.ok()) return cached.status();
+    const LoadedFilter* f =
+        static_cast<const LoadedFilter*>(options_.block_cache->Value(*cached));
+    const bool partitioned =
+        filter_policy_ != nullptr && IsPartitionedFilter(f->bytes());
+    if (partitioned) LoadPartitionedFilter(f->bytes());
     options_.block_cache->Release(*cached);
+    if (partitioned) {
+      // Partitions are cached one by one, under other keys.
+      char cache_key[16];
+      EncodeFixed64(cache_key, cache_id_);
+      EncodeFixed64(cache_key + 8, filter_handle_.offset());
+      options_.block_cache->Erase(std::string_view(cache_key, 16));
+    }
     return absl::OkStatus();
   }
   auto loaded = ReadFilter(options_.heap_filter_bytes);
   if (!loaded.ok()) return loaded.status();
   heap_filter_ = std::move(*loaded);
   resident_filter_.store(heap_filter_.get(), std::memory_order_release);
+  if (filter_policy_ != nullptr && IsPartitionedFilter(heap_filter_->bytes())) {
+    LoadPartitionedFilter(heap_filter_->bytes());
+  }
   return absl::OkStatus();
 }
 
@@ -124,7 +139,7 @@ absl::StatusOr<ShardedCache::Handle*> Table::CachedFilterHandle() const {
 }
 
 void Table::PinFilter() const {
-  if (!filter_in_cache_ || filter_resident()) return;
+  if (!filter_in_cache_ || filter_resident() || filter_partitioned_) return;
   MutexLock lock(&pin_mu_);
   if (pinned_filter_ != nullptr) return;
   auto handle = CachedFilterHandle();
@@ -152,6 +167,12 @@ absl::Status Table::CopyFilter(std::string* bytes) const {
     return absl::OkStatus();
   }
   if (!filter_in_cache_) return absl::OkStatus();  // no filter
+  if (filter_partitioned_) {  // never cached whole: from the file
+    auto loaded = ReadFilter(nullptr);
+    if (!loaded.ok()) return loaded.status();
+    bytes->assign((*loaded)->bytes());
+    return absl::OkStatus();
+  }
   auto handle = CachedFilterHandle();
   if (!handle.ok()) return handle.status();
   bytes->assign(
@@ -200,6 +221,9 @@ bool Table::ProbeFilter(const Probe& probe) const {
 bool Table::UserKeyMayMatch(std::string_view user_key,
                             const uint64_t* user_key_hash) const {
   if (filter_policy_name_.empty() || filter_policy_ == nullptr) return true;
+  if (filter_partitioned_) {
+    return PartitionedUserKeyMayMatch(user_key, user_key_hash);
+  }
   return ProbeFilter([&](const FilterReader& reader) {
     return UserKeyMayMatchIn(reader, user_key, user_key_hash);
   });
@@ -208,9 +232,10 @@ bool Table::UserKeyMayMatch(std::string_view user_key,
 bool Table::PrefixMayMatch(std::string_view prefix) const {
   if (!filter_prefixes_usable_ || filter_policy_ == nullptr) return true;
   Record(options_.statistics, Ticker::kPrefixFilterChecks);
-  if (ProbeFilter([&](const FilterReader& reader) {
-        return reader.KeyMayMatch(prefix);
-      })) {
+  if (filter_partitioned_ ? PartitionedPrefixMayMatch(prefix)
+                          : ProbeFilter([&](const FilterReader& reader) {
+                              return reader.KeyMayMatch(prefix);
+                            })) {
     return true;
   }
   Record(options_.statistics, Ticker::kPrefixFilterNegatives);

@@ -23,8 +23,9 @@ void Table::MultiGetLocate(std::span<GetRequest> requests,
   // A filter kept in the block cache is looked up once for the batch.
   const FilterReader* batch_filter = nullptr;
   ShardedCache::Handle* filter_handle = nullptr;
+  // (Partitioned filters are probed key by key: each key its partition.)
   if (filtered && filter_policy_ != nullptr && filter_in_cache_ &&
-      !filter_resident()) {
+      !filter_resident() && !filter_partitioned_) {
     auto handle = CachedFilterHandle();
     if (handle.ok()) {
       filter_handle = *handle;

@@ -66,6 +66,12 @@ struct TableOptions {
   // match". Table::PinFilter keeps one table's filter in the cache until
   // the table closes. Without a block cache filters stay on the heap.
   bool cache_filter = false;
+  // Options::partition_filters and filter_partition_size: when writing,
+  // cut large filters into partitions (filter/partitioned_filter.h). When
+  // reading, a partitioned filter is recognised whatever these say; with
+  // cache_filter each partition is a block-cache entry of its own.
+  bool partition_filters = false;
+  size_t filter_partition_size = 4096;
   // Bytes of the filters held now: on the heap by open tables, and in the
   // block cache (cache_filter; counted until the cache drops them, even
   // after their table closed). Shared so that a counter outlives the

@@ -107,6 +107,11 @@ struct EngineConfig {
   // cache_index_and_filter_blocks / pin_l0_filter_and_index_blocks_in_cache,
   // which also cache its index blocks). LevelDB refuses them.
   bool cache_filter_blocks = false;
+  // --partition_filters / --metadata_block_size: siftdb's partition_filters
+  // and filter_partition_size; RocksDB's partition_filters (with
+  // kTwoLevelIndexSearch) and metadata_block_size.
+  bool partition_filters = false;
+  size_t filter_partition_size = 4096;
   bool pin_l0_filter_blocks = false;
   // siftdb only (LevelDB and RocksDB refuse them): bits/key by level
   // (Options::filter_bits_per_key_per_level; empty: bloom_bits on every

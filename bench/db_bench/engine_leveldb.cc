@@ -131,6 +131,11 @@ class LevelDBEngine final : public BenchEngine {
           "leveldb: --cache_index_and_filter_blocks is not supported "
           "(LevelDB keeps every open table's filter on the heap)");
     }
+    if (config.partition_filters) {
+      return absl::InvalidArgumentError(
+          "leveldb: --partition_filters is not supported (LevelDB has one "
+          "filter block per table)");
+    }
     if (config.optimize_filters_for_hits) {
       return absl::InvalidArgumentError(
           "leveldb: --optimize_filters_for_hits is not supported (LevelDB "

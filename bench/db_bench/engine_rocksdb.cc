@@ -126,6 +126,12 @@ class RocksDBEngine final : public BenchEngine {
     table.block_size = config.block_size;
     table.cache_index_and_filter_blocks = config.cache_filter_blocks;
     table.pin_l0_filter_and_index_blocks_in_cache = config.pin_l0_filter_blocks;
+    if (config.partition_filters) {
+      table.partition_filters = true;
+      table.index_type =
+          rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+      table.metadata_block_size = config.filter_partition_size;
+    }
     if (config.bloom_bits > 0) {
       table.filter_policy.reset(
           config.use_ribbon_filter

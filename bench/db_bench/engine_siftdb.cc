@@ -135,6 +135,8 @@ class SiftdbEngine final : public BenchEngine {
     options_.filter_bits_per_key = config.bloom_bits;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
     options_.cache_filter_blocks = config.cache_filter_blocks;
+    options_.partition_filters = config.partition_filters;
+    options_.filter_partition_size = config.filter_partition_size;
     options_.pin_l0_filter_blocks_in_cache = config.pin_l0_filter_blocks;
     options_.filter_bits_per_key_per_level = config.bloom_bits_per_level;
     options_.optimize_filters_for_memory_budget =

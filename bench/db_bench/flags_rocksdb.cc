@@ -117,6 +117,14 @@ ABSL_FLAG(bool, cache_index_and_filter_blocks, false,
           "siftdb's Options::cache_filter_blocks (its index blocks stay "
           "with the tables), RocksDB's option of this name; LevelDB "
           "refuses it");
+ABSL_FLAG(bool, partition_filters, false,
+          "Partitioned filters: siftdb's Options::partition_filters "
+          "(partitions of --metadata_block_size bytes plus an index), "
+          "RocksDB's option of this name (with its two-level index "
+          "search); LevelDB refuses it");
+ABSL_FLAG(int64_t, metadata_block_size, 4096,
+          "With --partition_filters: target bytes of one filter partition "
+          "(siftdb's filter_partition_size, RocksDB's option of this name)");
 ABSL_FLAG(bool, pin_l0_filter_and_index_blocks_in_cache, false,
           "With --cache_index_and_filter_blocks: level-0 filters pinned in "
           "the cache (siftdb's pin_l0_filter_blocks_in_cache, RocksDB's "
@@ -276,6 +284,13 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
       absl::GetFlag(FLAGS_cache_index_and_filter_blocks);
   c->engine.pin_l0_filter_blocks =
       absl::GetFlag(FLAGS_pin_l0_filter_and_index_blocks_in_cache);
+  c->engine.partition_filters = absl::GetFlag(FLAGS_partition_filters);
+  const int64_t partition = absl::GetFlag(FLAGS_metadata_block_size);
+  if (partition <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--metadata_block_size=%d: must be > 0", partition));
+  }
+  c->engine.filter_partition_size = static_cast<size_t>(partition);
   return absl::OkStatus();
 }
 

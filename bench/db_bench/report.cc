@@ -131,6 +131,12 @@ std::string FormatHeader(const BenchConfig& config,
                    ? ", kept in the block cache (level 0 pinned)"
                    : ", kept in the block cache");
   }
+  if (e.partition_filters && !out.starts_with("Filter:     none") &&
+      out.ends_with("\n")) {
+    out.insert(out.size() - 1,
+               absl::StrFormat(", partitioned (%d-byte partitions)",
+                               e.filter_partition_size));
+  }
   out += absl::StrFormat("Compression: %s", e.compression);
   if (e.compression_level != EngineConfig::kDefaultCompressionLevel) {
     out += absl::StrFormat(" (level %d)", e.compression_level);

@@ -399,6 +399,13 @@ SIFTDB_EXPORT void siftdb_options_set_cache_filter_blocks(
 // pinned in the cache (Options::pin_l0_filter_blocks_in_cache).
 SIFTDB_EXPORT void siftdb_options_set_pin_l0_filter_blocks_in_cache(
     siftdb_options_t* options, uint8_t v);
+// Nonzero: large tables' filters are cut into partitions of about
+// filter_partition_size bytes plus an index, so a lookup reads one
+// (Options::partition_filters, filter_partition_size; default 0, 4096).
+SIFTDB_EXPORT void siftdb_options_set_partition_filters(
+    siftdb_options_t* options, uint8_t v);
+SIFTDB_EXPORT void siftdb_options_set_filter_partition_size(
+    siftdb_options_t* options, size_t bytes);
 // Level-1 table size and its growth per level (target_file_size_base,
 // target_file_size_multiplier).
 SIFTDB_EXPORT void siftdb_options_set_target_file_size_base(

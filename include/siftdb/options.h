@@ -176,6 +176,21 @@ struct SIFTDB_EXPORT Options {
   // tables never reload theirs. A table moved down unchanged keeps its pin
   // until the table cache closes it.
   bool pin_l0_filter_blocks_in_cache = true;
+  // Partitioned filters (RocksDB's partition_filters): a table whose
+  // filter would exceed filter_partition_size bytes gets a filter cut into
+  // partitions of about that size over consecutive key ranges, plus a small
+  // index (docs/filter_format.md, kind 'P'), so a lookup reads one
+  // partition. With cache_filter_blocks each partition is its own block
+  // cache entry, loaded on demand, and only the index stays on the heap;
+  // without it the whole filter stays on the heap as usual. Only tables
+  // under the bytewise comparator, with one of siftdb's filter policies and
+  // no prefix extractor or a built-in fixed/capped one, are partitioned;
+  // others get the ordinary filter. Readers that predate partitioned
+  // filters answer "may match" for these tables. Default false.
+  bool partition_filters = false;
+  // Target bytes of one filter partition (RocksDB's metadata_block_size).
+  // Values below 64 act as 64.
+  size_t filter_partition_size = 4096;
   // Approximate uncompressed size of a data block.
   size_t block_size = 4096;
   // Keys between restart points in a block (delta encoding). At least 1.

@@ -19,6 +19,7 @@
 #include "filter/bloom_math.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
+#include "filter/partitioned_filter.h"
 #include "filter/ribbon_reader.h"
 #include "util/absl_compat.h"
 
@@ -479,11 +480,50 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
   return m;
 }
 
+namespace {
+
+// A partitioned filter: its partitions' bits, the first one's k, and the
+// error rate averaged over the partitions, each given a share of num_keys
+// in proportion to its bytes.
+FilterBytesInfo DescribePartitionedFilter(std::string_view filter,
+                                          uint64_t num_keys) {
+  FilterBytesInfo info;
+  FilterPartitionIndex index;
+  if (!FilterPartitionIndex::Parse(filter, &index)) return info;
+  uint64_t total = 0;
+  for (size_t i = 0; i < index.size(); i++) total += index.entry(i).size;
+  double rate = 0;
+  for (size_t i = 0; i < index.size(); i++) {
+    const FilterPartitionIndex::Entry& e = index.entry(i);
+    const double share =
+        total == 0 ? 0
+                   : static_cast<double>(e.size) / static_cast<double>(total);
+    const std::string_view inner = filter.substr(e.offset, e.size);
+    // Partitions are never partitioned (and no recursion on crafted bytes).
+    if (IsPartitionedFilter(inner)) return FilterBytesInfo();
+    const FilterBytesInfo p = DescribeFilterBytes(
+        inner, static_cast<uint64_t>(std::llround(share * num_keys)));
+    if (!p.valid) return FilterBytesInfo();
+    info.bitmap_bits += p.bitmap_bits;
+    if (i == 0) info.k = p.k;
+    rate += share * p.error_rate;
+  }
+  info.kind = 'P';
+  info.error_rate = num_keys == 0 ? 0 : rate;
+  info.valid = true;
+  return info;
+}
+
+}  // namespace
+
 FilterBytesInfo DescribeFilterBytes(std::string_view filter,
                                     uint64_t num_keys) {
   FilterBytesInfo info;
   FilterTrailer t;
   if (!DecodeFilterTrailer(filter, &t)) return info;
+  if (t.kind == FilterKind::kPartitioned) {
+    return DescribePartitionedFilter(filter, num_keys);
+  }
   if (t.kind == FilterKind::kBlocked) {
     ParsedBlockedBloom p(filter);
     if (!p.valid()) return info;

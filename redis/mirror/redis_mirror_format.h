@@ -235,8 +235,9 @@ absl::StatusOr<MirrorManifest> DecodeManifest(
 
 // What a serialized siftdb filter says about itself (from its trailer).
 struct FilterBytesInfo {
-  bool valid = false;        // decodes as a blocked, classic or Ribbon filter
-  char kind = '?';           // 'B', 'C' or 'R'
+  bool valid = false;        // decodes as a blocked, classic, Ribbon or
+                             // partitioned filter (of those)
+  char kind = '?';           // 'B', 'C', 'R' or 'P'
   uint64_t bitmap_bits = 0;  // Ribbon: bits of the solution
   int k = 0;                 // Ribbon: result columns of the lower blocks
   double error_rate = 1;     // expected for num_keys keys

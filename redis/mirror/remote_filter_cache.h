@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The remote reader's cache of table filters (include/siftdb/remote_filter.h):
-// each filter fetched from Redis is decoded once (blocked, classic or
-// Ribbon, by its trailer; anything else, or a policy that is not siftdb's,
-// answers "maybe") and kept in an LRU bounded in bytes. A prefix-only filter
+// each filter fetched from Redis is decoded once (blocked, classic, Ribbon
+// or partitioned, by its trailer; anything else, or a policy that is not
+// siftdb's, answers "maybe") and kept in an LRU bounded in bytes. A prefix-only
+// filter
 // ("prefixonly.<siftdb policy>") is decoded too, but answers "maybe" for
 // keys: it holds none; prefixes are probed whatever the policy's tag. Entries
 // are keyed by id and checked against the manifest's (crc32c, size), so a
@@ -21,21 +22,19 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "filter/blocked_bloom.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
+#include "filter/partitioned_filter.h"
 #include "filter/ribbon_reader.h"
 #include "redis/mirror/redis_mirror_format.h"
 
 namespace siftdb {
 
-// A table filter fetched from Redis, decoded once.
-struct RemoteCachedFilter {
-  uint64_t id = 0;
-  uint32_t crc = 0;
-  uint64_t size = 0;
-  std::string bytes;
+// One decoded filter of kind 'B', 'C' or 'R' (anything else: "maybe").
+struct RemoteInnerFilter {
   enum class Kind {
     kBlocked,
     kClassic,
@@ -45,18 +44,10 @@ struct RemoteCachedFilter {
   ParsedBlockedBloom blocked;
   ParsedClassicBloom classic;
   ParsedRibbon ribbon;
-  // The filter holds whole keys (the policy carries no prefix-only tag).
-  bool keys_usable = false;
 
-  void Decode(std::string_view policy) {
+  // `bytes` must outlive this.
+  void Decode(std::string_view bytes) {
     kind = Kind::kAlwaysMaybe;
-    keys_usable = policy.starts_with("siftdb.");
-    // Persisted tag of table/format.h (kPrefixOnlyFilterTag).
-    constexpr std::string_view kPrefixOnly = "prefixonly.";
-    if (policy.starts_with(kPrefixOnly))
-      policy.remove_prefix(kPrefixOnly.size());
-    // Only siftdb's own policies hash with XXH3 and carry this trailer.
-    if (!policy.starts_with("siftdb.")) return;
     FilterTrailer t;
     if (!DecodeFilterTrailer(bytes, &t)) return;
     if (t.kind == FilterKind::kBlocked) {
@@ -70,13 +61,7 @@ struct RemoteCachedFilter {
       if (ribbon.valid()) kind = Kind::kRibbon;
     }
   }
-  // A key's hash.
-  bool MayMatch(uint64_t hash) const {
-    return !keys_usable || PrefixMayMatch(hash);
-  }
-  // A prefix's hash (the caller checked that the table holds prefixes of
-  // its extractor).
-  bool PrefixMayMatch(uint64_t hash) const {
+  bool HashMayMatch(uint64_t hash) const {
     switch (kind) {
       case Kind::kBlocked:
         return blocked.HashMayMatch(hash);
@@ -88,6 +73,66 @@ struct RemoteCachedFilter {
         break;
     }
     return true;
+  }
+};
+
+// A table filter fetched from Redis, decoded once: an ordinary filter, or a
+// partitioned one (kind 'P', docs/filter_format.md section 7: the index is
+// checked, each partition verified with its CRC and decoded by its kind; a
+// damaged partition answers "maybe", an index that does not decode makes
+// the whole filter answer "maybe").
+struct RemoteCachedFilter {
+  uint64_t id = 0;
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  std::string bytes;  // not modified after Decode (the views point in)
+  RemoteInnerFilter whole;
+  bool partitioned = false;  // and the index decoded
+  FilterPartitionIndex index;
+  std::vector<RemoteInnerFilter> partitions;
+  // The filter holds whole keys (the policy carries no prefix-only tag).
+  bool keys_usable = false;
+
+  void Decode(std::string_view policy) {
+    whole = RemoteInnerFilter();
+    partitioned = false;
+    partitions.clear();
+    keys_usable = policy.starts_with("siftdb.");
+    // Persisted tag of table/format.h (kPrefixOnlyFilterTag).
+    constexpr std::string_view kPrefixOnly = "prefixonly.";
+    if (policy.starts_with(kPrefixOnly))
+      policy.remove_prefix(kPrefixOnly.size());
+    // Only siftdb's own policies hash with XXH3 and carry this trailer.
+    if (!policy.starts_with("siftdb.")) return;
+    if (!IsPartitionedFilter(bytes)) {
+      whole.Decode(bytes);
+      return;
+    }
+    if (!FilterPartitionIndex::Parse(bytes, &index)) return;  // "maybe"
+    partitions.resize(index.size());
+    const std::string_view all(bytes);
+    for (size_t i = 0; i < index.size(); i++) {
+      const FilterPartitionIndex::Entry& e = index.entry(i);
+      std::string_view inner;
+      if (FilterPartitionIndex::VerifyPartition(
+              all.substr(e.offset, size_t{e.size} + kPartitionCrcSize),
+              &inner)) {
+        partitions[i].Decode(inner);
+      }
+    }
+    partitioned = true;
+  }
+  // A key and its hash.
+  bool MayMatch(std::string_view key, uint64_t hash) const {
+    return !keys_usable || PrefixMayMatch(key, hash);
+  }
+  // A prefix and its hash (the caller checked that the table holds
+  // prefixes of its extractor).
+  bool PrefixMayMatch(std::string_view key, uint64_t hash) const {
+    if (!partitioned) return whole.HashMayMatch(hash);
+    const size_t i = index.Find(key);
+    // Past the last partition: past every key of the table.
+    return i < partitions.size() && partitions[i].HashMayMatch(hash);
   }
 };
 

@@ -74,7 +74,9 @@ class RemoteFilterImpl final : public RemoteFilter {
   struct BatchPlan {
     bool prefixes = false;         // the "keys" are prefixes
     std::vector<uint64_t> hashes;  // FilterKeyHash of each key
-    std::vector<char> maybe;       // 1: answered "maybe"
+    // The keys (a partitioned filter picks its partition by key).
+    std::span<const std::string_view> keys;
+    std::vector<char> maybe;  // 1: answered "maybe"
     std::vector<std::pair<uint32_t, uint32_t>> unresolved;  // (key, table)
     std::map<size_t, size_t> fetch;  // table index -> reply index
     size_t fetch_bytes = 0;          // planned bytes of GET replies

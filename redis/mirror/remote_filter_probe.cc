@@ -127,8 +127,8 @@ void RemoteFilterImpl::LocalPass(std::span<const std::string_view> keys,
       }
       RemoteCachedFilter* f = cached[t];
       if (f != nullptr) {
-        if (plan->prefixes ? f->PrefixMayMatch(plan->hashes[i])
-                           : f->MayMatch(plan->hashes[i])) {
+        if (plan->prefixes ? f->PrefixMayMatch(keys[i], plan->hashes[i])
+                           : f->MayMatch(keys[i], plan->hashes[i])) {
           plan->maybe[i] = 1;
           break;
         }
@@ -293,8 +293,9 @@ void RemoteFilterImpl::ApplyTableReplies(const std::vector<RedisReply>& r,
       continue;
     }
     RemoteCachedFilter* f = cache_.Lookup(imm[t]);
-    if (f == nullptr || (plan->prefixes ? f->PrefixMayMatch(plan->hashes[i])
-                                        : f->MayMatch(plan->hashes[i]))) {
+    if (f == nullptr ||
+        (plan->prefixes ? f->PrefixMayMatch(plan->keys[i], plan->hashes[i])
+                        : f->MayMatch(plan->keys[i], plan->hashes[i]))) {
       plan->maybe[i] = 1;
     }
   }
@@ -410,6 +411,7 @@ absl::Status RemoteFilterImpl::ProbeBatch(
     BatchPlan plan;
     plan.prefixes = prefixes;
     plan.hashes = hashes;
+    plan.keys = keys;
     plan.maybe.assign(n, 0);
     LocalPass(keys, &plan);
 

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "filter/partitioned_filter.h"
 #include "gtest/gtest.h"
 #include "siftdb/slice_transform.h"
 #include "siftdb/write_batch.h"
@@ -458,18 +459,29 @@ TEST_F(MirrorDbTest, ReopenedDbRepublishesUnderANewGeneration) {
 }
 
 // Tables written under the blocked Bloom, Ribbon, no and classic Bloom
-// policies (the DB reopened with each): the mirror serves them all; the
-// remote reader decodes the Ribbon filters it fetches and answers exactly
-// as the local tables do, never "no" for a present key.
+// policies, and partitioned Bloom and Ribbon filters (the DB reopened with
+// each): the mirror serves them all; the remote reader decodes the Ribbon
+// and partitioned filters it fetches and answers exactly as the local
+// tables do, never "no" for a present key.
 TEST_F(MirrorDbTest, TablesOfEveryFilterKindAnswerAsLocally) {
-  const std::vector<std::shared_ptr<const FilterPolicy>> policies = {
-      NewBloomFilterPolicy(10), NewRibbonFilterPolicy(10), nullptr,
-      NewClassicBloomFilterPolicy(10)};
+  struct Phase {
+    std::shared_ptr<const FilterPolicy> policy;
+    bool partitioned;
+  };
+  const std::vector<Phase> phases = {{NewBloomFilterPolicy(10), false},
+                                     {NewRibbonFilterPolicy(10), false},
+                                     {nullptr, false},
+                                     {NewClassicBloomFilterPolicy(10), false},
+                                     {NewBloomFilterPolicy(10), true},
+                                     {NewRibbonFilterPolicy(10), true}};
+  const std::vector<Phase>& policies = phases;
   constexpr int kPerPhase = 3000;
   for (size_t phase = 0; phase < policies.size(); ++phase) {
     Options o = MirrorOptions({server_->endpoint()}, "kinds", Mode::kSync);
-    o.filter_policy = policies[phase];
-    if (policies[phase] == nullptr) o.filter_bits_per_key = 0;
+    o.filter_policy = policies[phase].policy;
+    if (policies[phase].policy == nullptr) o.filter_bits_per_key = 0;
+    o.partition_filters = policies[phase].partitioned;
+    o.filter_partition_size = 256;
     auto db = OpenDb(o);
     ASSERT_NE(db, nullptr);
     WriteKeys(db.get(), static_cast<int>(phase) * kPerPhase,
@@ -498,6 +510,13 @@ TEST_F(MirrorDbTest, TablesOfEveryFilterKindAnswerAsLocally) {
       names.insert(std::string(t.table->filter_policy_name()));
     }
     EXPECT_TRUE(names.count("siftdb.Ribbon")) << names.size();
+    size_t partitioned = 0;
+    for (const LocalTable& t : tables) {
+      std::string bytes;
+      ASSERT_TRUE(t.table->CopyFilter(&bytes).ok());
+      partitioned += IsPartitionedFilter(bytes) ? 1 : 0;
+    }
+    EXPECT_GE(partitioned, 2u);
     std::vector<std::string_view> views(inside.begin(), inside.end());
     std::vector<bool> answers;
     ASSERT_TRUE(reader->MayContainMany(views, &answers).ok());
@@ -506,7 +525,7 @@ TEST_F(MirrorDbTest, TablesOfEveryFilterKindAnswerAsLocally) {
       EXPECT_EQ(answers[i], LocalMayContain(tables, inside[i])) << inside[i];
       no += answers[i] ? 0 : 1;
     }
-    // The no-filter phase's keys are all "maybe"; the other three phases
+    // The no-filter phase's keys are all "maybe"; the other five phases
     // turn ~99% away.
     EXPECT_GT(no, inside.size() * 7 / 10);
   }

@@ -6,7 +6,8 @@
 // and tables with no false negative, also while writes and flushes run;
 // most absent prefixes rejected; tables without the extractor or with
 // another one make the answer "maybe" with a reason; a prefix-only DB
-// answers prefixes and leaves keys "maybe"; and a reader that predates the
+// answers prefixes and leaves keys "maybe"; tables with partitioned filters
+// answer prefixes from the right partition; and a reader that predates the
 // manifest's entry extensions, reading the same mirror, never says "no"
 // wrongly.
 
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "filter/partitioned_filter.h"
 #include "gtest/gtest.h"
 #include "siftdb/slice_transform.h"
 #include "siftdb/write_batch.h"
@@ -280,6 +282,72 @@ TEST_F(MirrorPrefixTest, CappedPrefixes) {
   for (int i = 0; i < 1000; i++) absent.push_back(absl::StrFormat("m%03d", i));
   EXPECT_GT(CountPrefixNo(reader.get(), absent, &s), 950u);
   EXPECT_TRUE(s.ok()) << s;
+}
+
+// Tables with partitioned filters (partition_filters, small partitions),
+// keeping whole keys and prefixes or prefixes only: the remote reader finds
+// each prefix in its partition: no present prefix "no", most absent ones
+// (inside the tables' ranges) "no"; keys too when the filters hold them,
+// and exactly as the local tables answer.
+TEST_F(MirrorPrefixTest, PartitionedTablesAnswerPrefixes) {
+  for (bool whole : {true, false}) {
+    SCOPED_TRACE(whole ? "keys and prefixes" : "prefixes only");
+    TempDir dir;
+    const std::string name = whole ? "ppw" : "ppo";
+    Options o = PrefixOptions(name, kPrefixLen);
+    o.partition_filters = true;
+    o.filter_partition_size = 256;
+    o.whole_key_filtering = whole;
+    auto db = DB::Open(o, dir.path());
+    ASSERT_TRUE(db.ok()) << db.status();
+    WritePrefixes(db->get(), 0, 20000, 2, 5);
+    Settle(db->get(), name, dir.path());
+    std::vector<LocalTable> tables = OpenLocalTables(dir.path());
+    ASSERT_FALSE(tables.empty());
+    // (A small table's filter may fit one partition: an ordinary one.)
+    size_t partitioned = 0;
+    for (const LocalTable& t : tables) {
+      std::string bytes;
+      ASSERT_TRUE(t.table->CopyFilter(&bytes).ok());
+      partitioned += IsPartitionedFilter(bytes) ? 1 : 0;
+    }
+    EXPECT_GT(partitioned, tables.size() / 2);
+    auto reader = OpenReader(name, "siftdb.FixedPrefix.6");
+    ASSERT_NE(reader, nullptr);
+    std::vector<std::string> present, absent;
+    for (int p = 0; p < 20000; p += 2) {
+      present.push_back(Prefix(p));
+      absent.push_back(Prefix(p + 1));
+    }
+    absl::Status s;
+    EXPECT_EQ(CountPrefixNo(reader.get(), present, &s), 0u);
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_GT(CountPrefixNo(reader.get(), absent, &s),
+              absent.size() * 95 / 100);
+    std::vector<std::string> keys, inside;
+    for (int p = 0; p < 20000; p += 2) {
+      keys.push_back(PrefixedKey(p, 3));
+      inside.push_back(PrefixedKey(p, 7));  // absent, its prefix present
+    }
+    EXPECT_EQ(CountNo(reader.get(), keys, &s), 0u);
+    std::vector<std::string_view> views(inside.begin(), inside.end());
+    std::vector<bool> answers;
+    s = reader->MayContainMany(views, &answers);
+    EXPECT_TRUE(s.ok() || !whole) << s;
+    ASSERT_EQ(answers.size(), inside.size());
+    size_t no = 0;
+    // Prefix-only filters reject no key: only keys between the tables'
+    // ranges are "no", locally and remotely alike.
+    for (size_t i = 0; i < inside.size(); i++) {
+      EXPECT_EQ(answers[i], LocalMayContain(tables, inside[i])) << inside[i];
+      no += answers[i] ? 0 : 1;
+    }
+    if (whole) {
+      EXPECT_GT(no, inside.size() * 9 / 10);
+    } else {
+      EXPECT_LT(no, inside.size() / 20);
+    }
+  }
 }
 
 // whole_key_filtering = false: the tables' filters hold prefixes only.

@@ -10,11 +10,13 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "filter/blocked_bloom.h"
 #include "filter/bloom_math.h"
 #include "filter/classic_bloom.h"
 #include "filter/filter_format.h"
+#include "filter/partitioned_filter.h"
 #include "table/compression.h"
 #include "table/internal_key.h"
 #include "table/table.h"
@@ -265,6 +267,23 @@ absl::Status ShowFilter(Env* env, const std::string& path, std::FILE* out) {
   FilterTrailer trailer;
   if (!DecodeFilterTrailer(filter, &trailer)) {
     std::fprintf(out, "  encoding: not a siftdb Bloom encoding (no trailer)\n");
+    return absl::OkStatus();
+  }
+  if (trailer.kind == FilterKind::kPartitioned) {
+    FilterPartitionIndex index;
+    if (!FilterPartitionIndex::Parse(filter, &index)) {
+      std::fprintf(out,
+                   "  encoding: partitioned, index not decodable (readers "
+                   "answer \"may match\")\n");
+      return absl::OkStatus();
+    }
+    std::fprintf(out, "  encoding: partitioned, %zu partitions\n",
+                 index.size());
+    for (size_t i = 0; i < index.size(); i++) {
+      const FilterPartitionIndex::Entry& e = index.entry(i);
+      std::fprintf(out, "  partition %zu: offset %u, %u bytes, last key %s\n",
+                   i, e.offset, e.size, absl::CHexEscape(e.last_key).c_str());
+    }
     return absl::OkStatus();
   }
   uint64_t bits = 0;
