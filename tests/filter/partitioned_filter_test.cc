@@ -133,7 +133,9 @@ TEST(PartitionedFilterTest, NoFalseNegativesForPrefixes) {
             const std::string p = k.substr(0, prefix_len);
             ASSERT_TRUE(MayMatch(*policy, f, p))
                 << policy->Name() << " n=" << n << " prefix " << p;
-            if (whole) ASSERT_TRUE(MayMatch(*policy, f, k));
+            if (whole) {
+              ASSERT_TRUE(MayMatch(*policy, f, k));
+            }
           }
         }
       }
