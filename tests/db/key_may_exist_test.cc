@@ -18,6 +18,7 @@
 #include <string_view>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "siftdb/db.h"
@@ -90,6 +91,8 @@ class KeyMayExistTest : public testing::Test {
   }
 
   test::TempDir dir_;
+  // Declared before db_: a DB's Env must outlive it (Close syncs through it).
+  test::BlockingTableEnv blocking_env_;
   std::unique_ptr<DB> db_;
 };
 
@@ -99,7 +102,7 @@ class KeyMayExistTest : public testing::Test {
 // exist, at the latest sequence and under a snapshot; the MemTables give
 // their values; absent keys are mostly turned away; no data block is read.
 TEST_F(KeyMayExistTest, NoFalseNegativesWhereverTheKeyLives) {
-  test::BlockingTableEnv env;
+  test::BlockingTableEnv& env = blocking_env_;
   Options o = SmallOptions();
   o.env = &env;
   o.write_buffer_size = 512 << 10;
@@ -360,6 +363,7 @@ class FailingTableReadsEnv : public test::ForwardingEnv {
 
 TEST_F(KeyMayExistTest, TableThatCannotBeOpenedAnswersMaybe) {
   FailingTableReadsEnv env;
+  absl::Cleanup close_first = [&] { db_.reset(); };  // before env goes
   Options o = OneTableOptions();
   o.env = &env;
   Open(o);
