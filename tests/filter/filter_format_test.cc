@@ -8,10 +8,7 @@
 #include "filter/filter_format.h"
 
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "siftdb/filter_policy.h"
 #include "tests/filter/filter_test_keys.h"
+#include "tests/support/paths.h"
 
 namespace siftdb {
 namespace filter_format_test {
@@ -189,25 +187,11 @@ TEST(FilterFormatTest, TinyFiltersMatchCode) {
   EXPECT_EQ(ParsedClassicBloom(classic).k(), 7);
 }
 
-std::string DocPath() {
-  const char* root = std::getenv("SIFTDB_SOURCE_DIR");
-  if (root != nullptr && *root != '\0') {
-    return std::string(root) + "/docs/filter_format.md";
-  }
-  // Fall back to this file's location: <root>/tests/filter/<this file>.
-  std::string here = __FILE__;
-  const size_t pos = here.rfind("tests/filter/");
-  return (pos == std::string::npos ? std::string() : here.substr(0, pos)) +
-         "docs/filter_format.md";
-}
-
 // The doc must carry exactly the vectors the code produces.
 TEST(FilterFormatTest, DocCarriesTheSameVectors) {
-  std::ifstream in(DocPath());
-  ASSERT_TRUE(in.good()) << "cannot read " << DocPath();
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string doc = buf.str();
+  auto contents = test::ReadSourceFile("docs/filter_format.md");
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  const std::string doc = *std::move(contents);
   for (const ProbeVector& v : ProbeVectors()) {
     const std::string line = RenderProbeLine(v);
     EXPECT_NE(doc.find(line), std::string::npos) << "missing: " << line;

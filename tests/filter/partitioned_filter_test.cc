@@ -11,11 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "siftdb/filter_policy.h"
 #include "tests/filter/filter_test_keys.h"
+#include "tests/support/paths.h"
 
 namespace siftdb {
 namespace partitioned_filter_test {
@@ -273,23 +271,10 @@ TEST(PartitionedFilterTest, FormatVector) {
   EXPECT_FALSE(r.KeyMayMatch("cherry"));  // past the last partition
 }
 
-std::string DocPath() {
-  const char* root = std::getenv("SIFTDB_SOURCE_DIR");
-  if (root != nullptr && *root != '\0') {
-    return std::string(root) + "/docs/filter_format.md";
-  }
-  std::string here = __FILE__;
-  const size_t pos = here.rfind("tests/filter/");
-  return (pos == std::string::npos ? std::string(".") : here.substr(0, pos)) +
-         "docs/filter_format.md";
-}
-
 TEST(PartitionedFilterTest, DocCarriesTheVector) {
-  std::ifstream in(DocPath());
-  ASSERT_TRUE(in.good()) << "cannot read " << DocPath();
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string doc = buf.str();
+  auto contents = test::ReadSourceFile("docs/filter_format.md");
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  std::string doc = *std::move(contents);
   // The doc wraps the hex over lines of 64 characters.
   std::string wrapped;
   const std::string hex = kVectorHex;

@@ -7,9 +7,6 @@
 // decoder's answer for inconsistent bytes: "may match" for everything.
 
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "siftdb/filter_policy.h"
 #include "tests/filter/filter_test_keys.h"
+#include "tests/support/paths.h"
 
 namespace siftdb {
 namespace ribbon_format_test {
@@ -127,23 +125,10 @@ TEST(RibbonFormatTest, TinyFilterMatchesCode) {
   EXPECT_EQ(parsed.layout().seed, 0);
 }
 
-std::string DocPath() {
-  const char* root = std::getenv("SIFTDB_SOURCE_DIR");
-  if (root != nullptr && *root != '\0') {
-    return std::string(root) + "/docs/filter_format.md";
-  }
-  std::string here = __FILE__;
-  const size_t pos = here.rfind("tests/filter/");
-  return (pos == std::string::npos ? std::string() : here.substr(0, pos)) +
-         "docs/filter_format.md";
-}
-
 TEST(RibbonFormatTest, DocCarriesTheSameVectors) {
-  std::ifstream in(DocPath());
-  ASSERT_TRUE(in.good()) << "cannot read " << DocPath();
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string doc = buf.str();
+  auto contents = test::ReadSourceFile("docs/filter_format.md");
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  const std::string doc = *std::move(contents);
   for (const RibbonVector& v : Vectors()) {
     const std::string line = RenderVector(v);
     EXPECT_NE(doc.find(line), std::string::npos) << "missing: " << line;

@@ -4,6 +4,8 @@
 #include "tests/support/paths.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace siftdb::test {
 namespace {
@@ -21,6 +23,15 @@ std::string SourceDir() {
 
 std::string BinaryDir() {
   return FromEnv("SIFTDB_BINARY_DIR", SIFTDB_BINARY_DIR_DEFAULT);
+}
+
+absl::StatusOr<std::string> ReadSourceFile(std::string_view relative_path) {
+  const std::string path = SourceDir() + "/" + std::string(relative_path);
+  std::ifstream in(path);
+  if (!in.good()) return absl::NotFoundError("cannot read " + path);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
 }
 
 }  // namespace siftdb::test

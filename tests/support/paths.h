@@ -11,11 +11,18 @@
 #define SIFTDB_TESTS_SUPPORT_PATHS_H_
 
 #include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
 
 namespace siftdb::test {
 
 std::string SourceDir();
 std::string BinaryDir();
+
+// The contents of SourceDir()/relative_path (a doc a test checks against
+// the code); NotFound naming the path when it cannot be read.
+absl::StatusOr<std::string> ReadSourceFile(std::string_view relative_path);
 
 }  // namespace siftdb::test
 

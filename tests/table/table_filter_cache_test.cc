@@ -42,33 +42,6 @@ constexpr int kKeys = 4000;
 std::string UserKey(int i) { return absl::StrFormat("key%06d", i); }
 std::string AbsentKey(int i) { return absl::StrFormat("absent%06d", i); }
 
-// A RandomAccessFile whose bytes a test may damage after Table::Open.
-class DamageableSource final : public RandomAccessFile {
- public:
-  explicit DamageableSource(std::string contents)
-      : contents_(std::move(contents)) {}
-  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
-                    char* scratch) const override {
-    MutexLock lock(&mu_);
-    if (offset > contents_.size()) {
-      *result = {};
-      return absl::OkStatus();
-    }
-    n = std::min<uint64_t>(n, contents_.size() - offset);
-    std::memcpy(scratch, contents_.data() + offset, n);
-    *result = std::string_view(scratch, n);
-    return absl::OkStatus();
-  }
-  void Flip(size_t offset) {
-    MutexLock lock(&mu_);
-    contents_[offset] ^= 0x10;
-  }
-
- private:
-  mutable Mutex mu_;
-  std::string contents_ ABSL_GUARDED_BY(mu_);
-};
-
 class TableFilterCacheTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -89,14 +62,14 @@ class TableFilterCacheTest : public testing::Test {
   // Opens the table with its filter in `cache`; *source (when non-null)
   // is set to the file it reads, for damaging.
   std::unique_ptr<Table> OpenCached(ShardedCache* cache,
-                                    DamageableSource** source = nullptr) {
+                                    test::DamageableSource** source = nullptr) {
     TableOptions options = build_;
     options.block_cache = cache;
     options.cache_filter = true;
     options.statistics = &stats_;
     options.heap_filter_bytes = heap_bytes_;
     options.cached_filter_bytes = cached_bytes_;
-    auto file = std::make_unique<DamageableSource>(file_);
+    auto file = std::make_unique<test::DamageableSource>(file_);
     if (source != nullptr) *source = file.get();
     auto table =
         Table::Open(options, "000007.sst", std::move(file), file_.size());
@@ -180,7 +153,7 @@ TEST_F(TableFilterCacheTest, EvictedFilterIsReadAgain) {
 
 TEST_F(TableFilterCacheTest, DamagedReloadAnswersMayMatch) {
   auto cache = NewShardedLRUCache(64);
-  DamageableSource* source = nullptr;
+  test::DamageableSource* source = nullptr;
   auto table = OpenCached(cache.get(), &source);
   ASSERT_NE(table, nullptr);
   source->Flip(FilterOffset() + 10);

@@ -44,33 +44,6 @@ std::string UserKey(int i) { return absl::StrFormat("key%06d", i); }
 // Absent, and inside the table's key range.
 std::string AbsentKey(int i) { return absl::StrFormat("key%06dx", i); }
 
-// A RandomAccessFile whose bytes a test may damage after Table::Open.
-class DamageableFile final : public RandomAccessFile {
- public:
-  explicit DamageableFile(std::string contents)
-      : contents_(std::move(contents)) {}
-  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
-                    char* scratch) const override {
-    MutexLock lock(&mu_);
-    if (offset > contents_.size()) {
-      *result = {};
-      return absl::OkStatus();
-    }
-    n = std::min<uint64_t>(n, contents_.size() - offset);
-    std::memcpy(scratch, contents_.data() + offset, n);
-    *result = std::string_view(scratch, n);
-    return absl::OkStatus();
-  }
-  void Flip(size_t offset) {
-    MutexLock lock(&mu_);
-    contents_[offset] ^= 0x10;
-  }
-
- private:
-  mutable Mutex mu_;
-  std::string contents_ ABSL_GUARDED_BY(mu_);
-};
-
 class TablePartitionedFilterCacheTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -93,14 +66,14 @@ class TablePartitionedFilterCacheTest : public testing::Test {
   }
 
   std::unique_ptr<Table> OpenCached(ShardedCache* cache,
-                                    DamageableFile** source = nullptr) {
+                                    test::DamageableSource** source = nullptr) {
     TableOptions options = build_;
     options.block_cache = cache;
     options.cache_filter = true;
     options.statistics = &stats_;
     options.heap_filter_bytes = heap_bytes_;
     options.cached_filter_bytes = cached_bytes_;
-    auto file = std::make_unique<DamageableFile>(file_);
+    auto file = std::make_unique<test::DamageableSource>(file_);
     if (source != nullptr) *source = file.get();
     auto table =
         Table::Open(options, "000009.sst", std::move(file), file_.size());
@@ -187,7 +160,7 @@ TEST_F(TablePartitionedFilterCacheTest, EvictedPartitionsAreReadAgain) {
 
 TEST_F(TablePartitionedFilterCacheTest, DamagedPartitionAnswersMayMatch) {
   auto cache = NewShardedLRUCache(64);
-  DamageableFile* source = nullptr;
+  test::DamageableSource* source = nullptr;
   auto table = OpenCached(cache.get(), &source);
   ASSERT_NE(table, nullptr);
   const FilterPartitionIndex::Entry& damaged = index_.entry(3);

@@ -28,6 +28,7 @@
 #include "table/table.h"
 #include "table/table_builder.h"
 #include "table/table_options.h"
+#include "util/mutex.h"
 
 namespace siftdb::test {
 
@@ -70,6 +71,35 @@ class StringSource final : public RandomAccessFile {
  private:
   const std::string contents_;
   mutable std::atomic<uint64_t> reads_{0};
+};
+
+// A RandomAccessFile whose bytes a test may damage (Flip) after
+// Table::Open. Thread-safe.
+class DamageableSource final : public RandomAccessFile {
+ public:
+  explicit DamageableSource(std::string contents)
+      : contents_(std::move(contents)) {}
+  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                    char* scratch) const override {
+    MutexLock lock(&mu_);
+    if (offset > contents_.size()) {
+      *result = {};
+      return absl::OkStatus();
+    }
+    n = std::min<uint64_t>(n, contents_.size() - offset);
+    std::memcpy(scratch, contents_.data() + offset, n);
+    *result = std::string_view(scratch, n);
+    return absl::OkStatus();
+  }
+  // Flips one bit of the byte at offset.
+  void Flip(size_t offset) {
+    MutexLock lock(&mu_);
+    contents_[offset] ^= 0x10;
+  }
+
+ private:
+  mutable Mutex mu_;
+  std::string contents_ ABSL_GUARDED_BY(mu_);
 };
 
 inline std::string IKey(std::string_view user_key, SequenceNumber seq,
