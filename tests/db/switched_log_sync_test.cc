@@ -129,6 +129,25 @@ class SwitchedLogSyncTest : public ::testing::Test {
     return absl::OkStatus();
   }
 
+  // Closes db_ (when open) and opens the DB.
+  void Reopen() {
+    db_.reset();
+    auto db = DB::Open(options_, path_);
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = std::move(*db);
+  }
+
+  // Every write WriteUntilLogSwitch made is there, with its value.
+  void ExpectEveryWrite() {
+    std::string value;
+    for (int i = 0; i < written_; i++) {
+      ASSERT_TRUE(
+          db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
+          << "write " << i << " of " << written_ << " lost";
+      ASSERT_EQ(std::string(200, 'a' + i % 26), value);
+    }
+  }
+
   test::TempDir dir_;
   FaultInjectionEnv fault_env_;
   GatedSyncEnv env_;
@@ -139,9 +158,7 @@ class SwitchedLogSyncTest : public ::testing::Test {
 };
 
 TEST_F(SwitchedLogSyncTest, SyncedWriteWaitsForTheSwitchedLog) {
-  auto db = DB::Open(options_, path_);
-  ASSERT_TRUE(db.ok()) << db.status();
-  db_ = std::move(*db);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
   const uint64_t first_log = NewestLogNumber();
   // The old log's flush cannot finish, and its sync is held.
   env_.Gate(LogFileName(path_, first_log), /*hold_tables=*/true);
@@ -171,51 +188,32 @@ TEST_F(SwitchedLogSyncTest, SyncedWriteWaitsForTheSwitchedLog) {
   db_.reset();
   ASSERT_TRUE(fault_env_.SimulatePowerLoss().ok());
   fault_env_.SetFilesystemActive(true);
-  db = DB::Open(options_, path_);
-  ASSERT_TRUE(db.ok()) << db.status();
-  db_ = std::move(*db);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
   std::string value;
   ASSERT_TRUE(db_->Get(ReadOptions(), "synced", &value).ok());
-  for (int i = 0; i < written_; i++) {
-    ASSERT_TRUE(
-        db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
-        << "write " << i << " of " << written_ << " lost";
-    ASSERT_EQ(std::string(200, 'a' + i % 26), value);
-  }
+  ExpectEveryWrite();
 }
 
 // Without synced writes no log is ever synced: a switched log is closed
 // unsynced once its MemTable's flush is installed (its entries are in a
 // synced table by then), and a reopen finds every write.
 TEST_F(SwitchedLogSyncTest, UnsyncedWritesNeverSyncALog) {
-  auto db = DB::Open(options_, path_);
-  ASSERT_TRUE(db.ok()) << db.status();
-  db_ = std::move(*db);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
   for (int i = 0; i < 4; i++) {
     ASSERT_TRUE(WriteUntilLogSwitch(NewestLogNumber()).ok());
   }
   ASSERT_TRUE(db_->Flush(FlushOptions()).ok());
   EXPECT_EQ(0, env_.log_syncs());
   ASSERT_TRUE(db_->Close().ok());
-  db_.reset();
-  db = DB::Open(options_, path_);
-  ASSERT_TRUE(db.ok()) << db.status();
-  db_ = std::move(*db);
-  std::string value;
-  for (int i = 0; i < written_; i++) {
-    ASSERT_TRUE(
-        db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
-        << "write " << i << " of " << written_ << " lost";
-  }
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  ExpectEveryWrite();
 }
 
 // A failed sync of the switched log is a background error: the synced
 // write that needed it fails, later writes are refused, and a reopen
 // recovers every write acknowledged before.
 TEST_F(SwitchedLogSyncTest, FailedSyncOfTheSwitchedLogStopsWrites) {
-  auto db = DB::Open(options_, path_);
-  ASSERT_TRUE(db.ok()) << db.status();
-  db_ = std::move(*db);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
   const uint64_t first_log = NewestLogNumber();
   fault_env_.InjectIoError(FaultOp::kSync, LogFileName(path_, first_log));
   ASSERT_TRUE(WriteUntilLogSwitch(first_log).ok());
@@ -226,15 +224,8 @@ TEST_F(SwitchedLogSyncTest, FailedSyncOfTheSwitchedLogStopsWrites) {
   EXPECT_FALSE(db_->Put(WriteOptions(), "later", "value").ok());
   db_.reset();
   fault_env_.ClearErrors();
-  db = DB::Open(options_, path_);
-  ASSERT_TRUE(db.ok()) << db.status();
-  db_ = std::move(*db);
-  std::string value;
-  for (int i = 0; i < written_; i++) {
-    ASSERT_TRUE(
-        db_->Get(ReadOptions(), absl::StrFormat("w%06d", i), &value).ok())
-        << "write " << i << " of " << written_ << " lost";
-  }
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  ExpectEveryWrite();
 }
 
 }  // namespace switched_log_sync_test
