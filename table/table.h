@@ -294,6 +294,11 @@ class Table {
   // filter cannot be had.
   template <typename Probe>
   bool ProbeFilter(const Probe& probe) const;
+  // Runs probe on the filter (or partition) the block-cache handle holds
+  // and releases it; true ("may match") after counting kFilterLoadErrors
+  // when the load failed.
+  bool ProbeCached(const absl::StatusOr<ShardedCache::Handle*>& handle,
+                   absl::FunctionRef<bool(const FilterReader&)> probe) const;
   // Partitioned filters (table_partitioned_filter.cc). At Open: takes the
   // 'P' filter block just read: keeps the whole of it (heap mode, when
   // heap_filter_ holds it) or only its index (cache mode).

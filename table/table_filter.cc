@@ -206,7 +206,12 @@ bool Table::ProbeFilter(const Probe& probe) const {
     return probe(f->reader);
   }
   if (!filter_in_cache_) return true;
-  auto handle = CachedFilterHandle();
+  return ProbeCached(CachedFilterHandle(), probe);
+}
+
+bool Table::ProbeCached(
+    const absl::StatusOr<ShardedCache::Handle*>& handle,
+    absl::FunctionRef<bool(const FilterReader&)> probe) const {
   if (!handle.ok()) {
     Record(options_.statistics, Ticker::kFilterLoadErrors);
     return true;  // no filter to ask: "may match"

@@ -89,16 +89,7 @@ bool Table::ProbePartition(std::string_view locate_key,
   }
   const size_t i = partition_index_->Find(locate_key);
   if (i == partition_index_->size()) return false;  // past the last key
-  auto handle = CachedPartitionHandle(i);
-  if (!handle.ok()) {
-    Record(options_.statistics, Ticker::kFilterLoadErrors);
-    return true;
-  }
-  const bool may_match = probe(
-      static_cast<const LoadedFilter*>(options_.block_cache->Value(*handle))
-          ->reader);
-  options_.block_cache->Release(*handle);
-  return may_match;
+  return ProbeCached(CachedPartitionHandle(i), probe);
 }
 
 bool Table::PartitionedUserKeyMayMatch(std::string_view user_key,
