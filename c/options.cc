@@ -70,6 +70,10 @@ void siftdb_options_set_paranoid_file_checks(siftdb_options_t* options,
   if (options != nullptr) options->rep.paranoid_file_checks = v != 0;
 }
 
+void siftdb_options_set_wal_mmap_writes(siftdb_options_t* options, uint8_t v) {
+  if (options != nullptr) options->rep.wal_mmap_writes = v != 0;
+}
+
 void siftdb_options_set_write_buffer_size(siftdb_options_t* options,
                                           size_t bytes) {
   if (options != nullptr) options->rep.write_buffer_size = bytes;

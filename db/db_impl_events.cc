@@ -52,6 +52,7 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
   add("info_log", own_log ? "LOG file in the DB directory" : "user logger");
   add("max_log_file_size", num(o.max_log_file_size));
   add("keep_log_file_num", num(o.keep_log_file_num));
+  add("wal_mmap_writes", flag(o.wal_mmap_writes));
   add("write_buffer_size", num(o.write_buffer_size));
   add("memtable_filter_ratio", absl::StrFormat("%g", o.memtable_filter_ratio));
   add("max_open_files", num(o.max_open_files));

@@ -302,7 +302,9 @@ MemTable* DBImpl::NewMemTable() const {
 }
 
 absl::Status DBImpl::NewLogFile(uint64_t number, bool defer_dir_sync) {
-  auto file = env_->NewWritableFile(LogFileName(dbname_, number));
+  const std::string fname = LogFileName(dbname_, number);
+  auto file = options_.wal_mmap_writes ? env_->NewWalFile(fname)
+                                       : env_->NewWritableFile(fname);
   if (!file.ok()) return file.status();
   // The log's directory entry must be durable before a synced write in it
   // is acknowledged: now, or by SyncSwitchedLog before that write's sync.

@@ -53,6 +53,7 @@
 #include "siftdb/env.h"
 #include "util/mutex.h"
 #include "util/posix_error.h"
+#include "util/posix_mmap_log_file.h"
 
 namespace siftdb {
 namespace {
@@ -358,6 +359,15 @@ class PosixEnv final : public Env {
         ::open(fname.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError("open", fname, errno);
     return std::make_unique<PosixWritableFile>(fname, fd);
+  }
+
+  // Mapped appends, or buffered ones where the file system cannot
+  // preallocate.
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWalFile(
+      const std::string& fname) override {
+    auto mapped = OpenPosixMmapLogFile(fname);
+    if (absl::IsUnimplemented(mapped.status())) return NewWritableFile(fname);
+    return mapped;
   }
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(

@@ -58,6 +58,8 @@ struct EngineConfig {
   // siftdb's Options::free_compaction_inputs_early (the others hold every
   // compaction input until the compaction ends).
   bool free_compaction_inputs_early = true;
+  // siftdb's Options::wal_mmap_writes (the others write(2) each record).
+  bool wal_mmap_writes = true;
   // Options::disable_auto_compactions (siftdb's and RocksDB's): only
   // explicit compactions run. LevelDB has no such switch and compacts.
   bool disable_auto_compactions = false;

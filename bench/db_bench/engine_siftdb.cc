@@ -116,6 +116,7 @@ class SiftdbEngine final : public BenchEngine {
     if (config.count_comparisons) options_.comparator = &comparator_;
     options_.max_subcompactions = config.subcompactions;
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;
+    options_.wal_mmap_writes = config.wal_mmap_writes;
     options_.disable_auto_compactions = config.disable_auto_compactions;
     if (config.prefix_size > 0) {
       options_.prefix_extractor =

@@ -92,6 +92,10 @@ ABSL_FLAG(int, subcompactions, 1,
 ABSL_FLAG(bool, free_compaction_inputs_early, true,
           "siftdb: compactions install outputs and delete merged inputs as "
           "they go (Options::free_compaction_inputs_early)");
+ABSL_FLAG(bool, wal_mmap_writes, true,
+          "siftdb: append the write-ahead log through a memory mapping "
+          "instead of one write(2) per write group "
+          "(Options::wal_mmap_writes)");
 ABSL_FLAG(bool, paranoid_file_checks, false,
           "siftdb: flush and compaction also read every entry of each table "
           "they write back before installing it (RocksDB's name and default; "
@@ -286,6 +290,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args) {
   c.engine.free_compaction_inputs_early =
       absl::GetFlag(FLAGS_free_compaction_inputs_early);
   c.engine.paranoid_file_checks = absl::GetFlag(FLAGS_paranoid_file_checks);
+  c.engine.wal_mmap_writes = absl::GetFlag(FLAGS_wal_mmap_writes);
   c.engine.block_size = absl::GetFlag(FLAGS_block_size);
   c.engine.max_open_files = open_files;
   c.engine.remote_filter_address = absl::GetFlag(FLAGS_remote_filter);

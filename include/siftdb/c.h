@@ -302,6 +302,10 @@ SIFTDB_EXPORT void siftdb_options_set_paranoid_checks(siftdb_options_t* options,
                                                       uint8_t v);
 SIFTDB_EXPORT void siftdb_options_set_paranoid_file_checks(
     siftdb_options_t* options, uint8_t v);
+// Nonzero (default): the write-ahead log is appended through a memory
+// mapping (Options::wal_mmap_writes).
+SIFTDB_EXPORT void siftdb_options_set_wal_mmap_writes(siftdb_options_t* options,
+                                                      uint8_t v);
 SIFTDB_EXPORT void siftdb_options_set_write_buffer_size(
     siftdb_options_t* options, size_t bytes);
 // In [0, 0.25]; 0 disables the MemTable filter.

@@ -128,6 +128,16 @@ class SIFTDB_EXPORT Env {
   // Opens for appending, creating when missing.
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
       const std::string& fname) = 0;
+  // Creates or truncates a write-ahead log (docs/wal_format.md). Like
+  // NewWritableFile, except that the file may be preallocated and end in
+  // zero bytes past the last append until Close(), which log readers treat
+  // as the end of the log; Append must still leave every byte in the OS
+  // (a process crash loses nothing). The default is NewWritableFile; the
+  // POSIX Env appends through a memory mapping (util/posix_mmap_log_file.h).
+  virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWalFile(
+      const std::string& fname) {
+    return NewWritableFile(fname);
+  }
 
   virtual bool FileExists(const std::string& fname) = 0;
   // Names (not paths) of the entries of dir, without "." and "..".

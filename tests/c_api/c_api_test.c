@@ -265,7 +265,8 @@ static void TestFilterPolicies(void) {
 }
 
 // A database whose tables have partitioned filters, kept in the block
-// cache: every key written reads back, an absent one does not.
+// cache, and whose log is a buffered file: every key written reads back,
+// an absent one does not.
 static void TestPartitionedFilters(void) {
   char* err = NULL;
   char path[4200];
@@ -277,6 +278,7 @@ static void TestPartitionedFilters(void) {
   siftdb_options_set_partition_filters(o, 1);
   siftdb_options_set_filter_partition_size(o, 64);
   siftdb_options_set_cache_filter_blocks(o, 1);
+  siftdb_options_set_wal_mmap_writes(o, 0);
   Path(path, sizeof(path), "partitioned");
   db = siftdb_open(o, path, &err);
   CHECK_OK(err);
