@@ -9,6 +9,9 @@
 //   returns OK every byte appended so far is in the OS (a process crash
 //   loses nothing flushed); Sync() = Flush() + fdatasync(2). Destroying an
 //   unclosed file flushes and closes it, ignoring errors.
+// - NewWalFile appends through a preallocated shared mapping
+//   (util/posix_mmap_log_file.h): the file ends in zeros until Close; it
+//   falls back to the buffered file where fallocate is not supported.
 // - NewRandomAccessFile maps the file read-only (mmap(2)) while fewer than
 //   kMaxMappedFiles files are mapped, else falls back to pread(2). A mapped
 //   file answers Read with pointers into the mapping (valid until the file

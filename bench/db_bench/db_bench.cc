@@ -61,6 +61,7 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
     absl::PrintF("=== %s: %s (db %s, load %.2f)\n", engine->Name(),
                  engine->Description(), path, out->load_before);
   }
+  const bool rss_reset = ResetPeakResidentBytes();
   const auto start = std::chrono::steady_clock::now();
   const double cpu_start = ProcessCpuSeconds();
   Runner runner(config, engine, path);
@@ -75,6 +76,8 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
       absl::PrintF("%s\n", FormatResultLine(*r));
       if (r->histogram.has_value()) {
         absl::PrintF("%s\n", FormatHistogram(*r->histogram));
+        absl::PrintF("Operations of %.0f ms or more: %d, %.2f s in all\n",
+                     Stats::kSlowOpMicros / 1000, r->slow_ops, r->slow_seconds);
       }
     }
     if (config.comparisons && !r->text.has_value() &&
@@ -94,6 +97,15 @@ absl::Status RunEngine(const BenchConfig& config, BenchEngine* engine,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   out->cpu_seconds = ProcessCpuSeconds() - cpu_start;
+  // Without the reset the peak may be an earlier engine's.
+  if (rss_reset || config.engines.size() == 1) {
+    out->peak_rss_bytes = PeakResidentBytes();
+  }
+  if (out->peak_rss_bytes >= 0) {
+    absl::PrintF("peak RSS     : %.1f MiB (%s's run)\n",
+                 static_cast<double>(out->peak_rss_bytes) / 1048576.0,
+                 out->engine);
+  }
   return absl::OkStatus();
 }
 

@@ -302,6 +302,14 @@ std::string FormatComparison(const std::vector<EngineResults>& all) {
     out += e.load_before < 0 ? absl::StrFormat(" %11s", "-")
                              : absl::StrFormat(" %11.2f", e.load_before);
   }
+  out += absl::StrFormat("\n%-16s", "peak RSS MiB");
+  for (const EngineResults& e : all) {
+    out +=
+        e.peak_rss_bytes < 0
+            ? absl::StrFormat(" %11s", "-")
+            : absl::StrFormat(
+                  " %11.1f", static_cast<double>(e.peak_rss_bytes) / 1048576.0);
+  }
   out += "\n";
 
   // Every benchmark that measured the directory: the fills, and

@@ -34,6 +34,9 @@ struct EngineResults {
   double wall_seconds = 0;
   double cpu_seconds = 0;
   double load_before = -1;  // negative: unknown
+  // The process's peak resident set size during the engine's run (the
+  // peak is reset when it starts); negative when unknown.
+  int64_t peak_rss_bytes = -1;
 };
 
 // The 1-minute load average (/proc/loadavg), negative when unknown.

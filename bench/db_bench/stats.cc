@@ -79,6 +79,8 @@ void Stats::Start() {
   ops_ = 0;
   bytes_ = 0;
   unreported_ops_ = 0;
+  slow_ops_ = 0;
+  slow_seconds_ = 0;
   hist_.Clear();
 }
 
@@ -94,8 +96,13 @@ void Stats::Stop() {
 void Stats::FinishedOps(int64_t n) {
   if (use_histogram_) {
     const Clock::time_point now = Clock::now();
-    hist_.Add(
-        std::chrono::duration<double, std::micro>(now - last_op_).count());
+    const double micros =
+        std::chrono::duration<double, std::micro>(now - last_op_).count();
+    hist_.Add(micros);
+    if (micros >= kSlowOpMicros) {
+      slow_ops_++;
+      slow_seconds_ += micros * 1e-6;
+    }
     last_op_ = now;
   }
   ops_ += n;
@@ -108,6 +115,8 @@ void Stats::FinishedOps(int64_t n) {
 
 void Stats::Merge(const Stats& other) {
   hist_.Merge(other.hist_);
+  slow_ops_ += other.slow_ops_;
+  slow_seconds_ += other.slow_seconds_;
   ops_ += other.ops_;
   bytes_ += other.bytes_;
   busy_seconds_ += other.busy_seconds_;
@@ -130,6 +139,29 @@ double ProcessCpuSeconds() {
   return seconds(ru.ru_utime) + seconds(ru.ru_stime);
 }
 
+bool ResetPeakResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+int64_t PeakResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kib = -1;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    long long v;
+    if (std::sscanf(line, "VmHWM: %lld kB", &v) == 1) {
+      kib = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib * 1024;
+}
+
 BenchResult ResultFromStats(const std::string& name, const Stats& stats,
                             bool with_histogram) {
   BenchResult r;
@@ -144,7 +176,11 @@ BenchResult ResultFromStats(const std::string& name, const Stats& stats,
   if (stats.bytes() > 0 && elapsed > 0) {
     r.mb_per_sec = static_cast<double>(stats.bytes()) / 1048576.0 / elapsed;
   }
-  if (with_histogram) r.histogram = stats.histogram();
+  if (with_histogram) {
+    r.histogram = stats.histogram();
+    r.slow_ops = stats.slow_ops();
+    r.slow_seconds = stats.slow_seconds();
+  }
   return r;
 }
 

@@ -61,7 +61,8 @@ class Stats {
   void Start();
   void Stop();
   // Counts n finished operations; with the histogram on, records the time
-  // since the previous call (or Start) as one operation's latency.
+  // since the previous call (or Start) as one operation's latency, and
+  // counts it as slow when it is kSlowOpMicros or more.
   void FinishedOps(int64_t n = 1);
   void AddBytes(int64_t n) { bytes_ += n; }
 
@@ -76,6 +77,12 @@ class Stats {
   // From the earliest start to the latest stop.
   double elapsed_seconds() const;
   const Histogram& histogram() const { return hist_; }
+  // With the histogram on: operations of kSlowOpMicros or more, and the
+  // seconds they took (on fills, the time writers were stalled).
+  int64_t slow_ops() const { return slow_ops_; }
+  double slow_seconds() const { return slow_seconds_; }
+
+  static constexpr double kSlowOpMicros = 1000;
 
  private:
   static constexpr int64_t kProgressBatch = 1024;
@@ -89,11 +96,21 @@ class Stats {
   int64_t ops_ = 0;
   int64_t bytes_ = 0;
   int64_t unreported_ops_ = 0;
+  int64_t slow_ops_ = 0;
+  double slow_seconds_ = 0;
   Histogram hist_;
 };
 
 // CPU seconds (user + system, all threads) used so far by this process.
 double ProcessCpuSeconds();
+
+// Resets the process's peak resident set size to its current size (Linux's
+// /proc/self/clear_refs), so that PeakResidentBytes measures one engine's
+// run; false when the kernel refuses.
+bool ResetPeakResidentBytes();
+// The process's peak resident set size (VmHWM) since it started or since
+// the last reset; negative when unknown.
+int64_t PeakResidentBytes();
 
 // The outcome of one benchmark on one engine.
 struct BenchResult {
@@ -111,6 +128,9 @@ struct BenchResult {
   double cpu_micros_per_op = 0;
   std::string message;  // e.g. "(632111 of 1000000 found)"
   std::optional<Histogram> histogram;
+  // With the histogram: Stats::slow_ops() and slow_seconds().
+  int64_t slow_ops = 0;
+  double slow_seconds = 0;
   // Bytes of the DB directory measured after a fill benchmark.
   std::optional<uint64_t> db_bytes;
   // Text benchmarks (stats, sstables) print this instead of a line.

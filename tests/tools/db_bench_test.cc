@@ -143,6 +143,18 @@ TEST_F(DbBenchTest, HistogramPrintsPercentiles) {
       r.out, std::regex(R"(\nPercentiles: P50: [0-9.]+ P75: [0-9.]+ )"
                         R"(P99: [0-9.]+ P99\.9: [0-9.]+ P99\.99: [0-9.]+\n)")))
       << r.out;
+  // Slow operations (write stalls, on fills) are counted with the
+  // histogram, and the engine's peak RSS is reported after its run.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\nOperations of 1 ms or more: [0-9]+, [0-9.]+ s )"
+                        R"(in all\n)")))
+      << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(R"(\npeak RSS     : ([0-9.]+) MiB \(siftdb's run\))")))
+      << r.out;
+  EXPECT_GT(std::stod(m[1]), 1.0);
 }
 
 TEST_F(DbBenchTest, ThreadsEachRunTheWorkload) {
