@@ -252,6 +252,10 @@ absl::Status Table::VerifyDataBlockChecksums() const {
         "%s: data blocks end at offset %d, the meta blocks begin at %d",
         file_name_, expected_offset, data_end_));
   }
+  // The check touched every data page of a mapped table; without this they
+  // would stay in the process's resident set for as long as the table
+  // stays open (at 50M keys, 1.8 GB of peak RSS during a fill).
+  file_->ReleaseResidentBytes(0, data_end_);
   return absl::OkStatus();
 }
 

@@ -200,7 +200,9 @@ class Table {
 
   // Verifies the CRC of every data block without decompressing it, and
   // that the index's blocks tile [0, data_end()) in order: a cheap check
-  // of bytes just written (Open already verified the meta blocks).
+  // of bytes just written (Open already verified the meta blocks). Then
+  // releases the data blocks' pages from the process's resident set
+  // (RandomAccessFile::ReleaseResidentBytes): a check is not a read.
   absl::Status VerifyDataBlockChecksums() const;
 
   // Iterator over the index block: separator key -> encoded BlockHandle.

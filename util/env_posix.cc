@@ -176,6 +176,20 @@ class PosixMmapRandomAccessFile final : public RandomAccessFile {
 
   bool IsMemoryMapped() const override { return true; }
 
+  // MADV_DONTNEED on a read-only shared file mapping only unmaps the pages
+  // from this process; the page cache keeps them and the next access
+  // faults them back in with the file's bytes.
+  void ReleaseResidentBytes(uint64_t offset, uint64_t n) const override {
+    if (offset >= length_) return;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    // Whole pages inside the range only: a page shared with bytes
+    // outside it stays.
+    const uint64_t begin = (offset + page - 1) / page * page;
+    const uint64_t end = std::min<uint64_t>(offset + n, length_) / page * page;
+    if (begin >= end) return;
+    ::madvise(const_cast<char*>(base_) + begin, end - begin, MADV_DONTNEED);
+  }
+
  private:
   const char* const base_;
   const size_t length_;

@@ -66,6 +66,15 @@ class SIFTDB_EXPORT RandomAccessFile {
   // this object lives (no system call, no copy): readers need no readahead
   // window in front of it.
   virtual bool IsMemoryMapped() const { return false; }
+
+  // A hint that the bytes in [offset, offset + n) will not be read again
+  // soon: a mapped file drops them from this process's resident set (the
+  // OS may keep them cached; a later Read maps them back). Safe beside
+  // concurrent reads. The default does nothing.
+  virtual void ReleaseResidentBytes(uint64_t offset, uint64_t n) const {
+    (void)offset;
+    (void)n;
+  }
 };
 
 // Appends to a file. Append() may buffer in user space; after Flush() the

@@ -182,6 +182,57 @@ TEST_F(EnvPosixTest, RandomAccessReads) {
   EXPECT_EQ(0, bad.load());
 }
 
+// Resident pages of this process (/proc/self/statm, second field).
+int64_t ResidentPages() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  long long size = 0, resident = -1;
+  if (std::fscanf(f, "%lld %lld", &size, &resident) != 2) resident = -1;
+  std::fclose(f);
+  return resident;
+}
+
+// A mapped file's pages, once read, count in the process's resident set;
+// ReleaseResidentBytes drops them from it, and later reads still return
+// the file's bytes.
+TEST_F(EnvPosixTest, MappedFileReleasesResidentBytes) {
+  const std::string f = dir_.Join("mapped");
+  constexpr size_t kBytes = size_t{32} << 20;
+  std::string content(kBytes, '\0');
+  for (size_t i = 0; i < kBytes; i += 512)
+    content[i] = static_cast<char>(i / 512);
+  ASSERT_TRUE(WriteStringToFile(env_, content, f, false).ok());
+  auto r = env_->NewRandomAccessFile(f);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->IsMemoryMapped());
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  const int64_t pages = static_cast<int64_t>(kBytes) / page;
+
+  auto read_all = [&] {
+    uint64_t sum = 0;
+    for (size_t off = 0; off < kBytes; off += static_cast<size_t>(page)) {
+      std::string_view p;
+      EXPECT_TRUE((*r)->Read(off, 1, &p, nullptr).ok());
+      sum += static_cast<uint8_t>(p[0]);
+    }
+    return sum;
+  };
+  const uint64_t expected = read_all();
+  const int64_t touched = ResidentPages();
+  (*r)->ReleaseResidentBytes(0, kBytes);
+  const int64_t released = ResidentPages();
+  EXPECT_GT(touched - released, pages * 9 / 10)
+      << "touched " << touched << " released " << released;
+  EXPECT_EQ(expected, read_all());
+
+  // Out-of-range and partial-page ranges are harmless.
+  (*r)->ReleaseResidentBytes(kBytes, 100);
+  (*r)->ReleaseResidentBytes(10, 100);
+  std::string_view p;
+  ASSERT_TRUE((*r)->Read(kBytes - 512, 1, &p, nullptr).ok());
+  EXPECT_EQ(content[kBytes - 512], p[0]);
+}
+
 TEST_F(EnvPosixTest, MissingFilesAreNotFound) {
   const std::string f = dir_.Join("missing");
   EXPECT_FALSE(env_->FileExists(f));
