@@ -227,7 +227,7 @@ class PosixWritableFile final : public WritableFile {
   }
 
   absl::Status Append(std::string_view data) override {
-    if (fd_ < 0) return ClosedError("append");
+    if (fd_ < 0) return ClosedFileError("append", fname_);
     if (data.empty()) return absl::OkStatus();  // data() may be null
     const size_t fits = std::min(data.size(), kWritableBufferSize - pos_);
     std::memcpy(buf_.get() + pos_, data.data(), fits);
@@ -247,12 +247,12 @@ class PosixWritableFile final : public WritableFile {
   }
 
   absl::Status Flush() override {
-    if (fd_ < 0) return ClosedError("flush");
+    if (fd_ < 0) return ClosedFileError("flush", fname_);
     return FlushBuffer();
   }
 
   absl::Status Sync() override {
-    if (fd_ < 0) return ClosedError("sync");
+    if (fd_ < 0) return ClosedFileError("sync", fname_);
     absl::Status s = FlushBuffer();
     if (!s.ok()) return s;
     if (::fdatasync(fd_) != 0) return PosixError("fdatasync", fname_, errno);
@@ -268,11 +268,6 @@ class PosixWritableFile final : public WritableFile {
   }
 
  private:
-  absl::Status ClosedError(const char* op) const {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s %s: file already closed", op, fname_));
-  }
-
   absl::Status FlushBuffer() {
     absl::Status s = WriteAll(std::string_view(buf_.get(), pos_));
     pos_ = 0;  // on error the buffered bytes are dropped, never rewritten

@@ -29,4 +29,9 @@ absl::Status PosixError(std::string_view call, std::string_view path, int err) {
                       absl::StrFormat("%s %s: %s", call, path, text));
 }
 
+absl::Status ClosedFileError(std::string_view call, std::string_view path) {
+  return absl::FailedPreconditionError(
+      absl::StrFormat("%s %s: file already closed", call, path));
+}
+
 }  // namespace siftdb

@@ -25,6 +25,10 @@ absl::StatusCode ErrnoToCode(int err);
 // A status for `call` on `path` failing with errno value err.
 absl::Status PosixError(std::string_view call, std::string_view path, int err);
 
+// FailedPrecondition "<call> <path>: file already closed", for a call on a
+// file object after its Close().
+absl::Status ClosedFileError(std::string_view call, std::string_view path);
+
 }  // namespace siftdb
 
 #endif  // SIFTDB_UTIL_POSIX_ERROR_H_

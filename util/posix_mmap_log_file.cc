@@ -58,7 +58,7 @@ class PosixMmapLogFile final : public WritableFile {
   }
 
   absl::Status Append(std::string_view data) override {
-    if (fd_ < 0) return ClosedError("append");
+    if (fd_ < 0) return ClosedFileError("append", fname_);
     while (!data.empty()) {
       if (window_used_ == kMmapLogWindowBytes || window_ == nullptr) {
         absl::Status s = MapNextWindow();
@@ -75,12 +75,12 @@ class PosixMmapLogFile final : public WritableFile {
 
   // Appended bytes are already in the page cache.
   absl::Status Flush() override {
-    if (fd_ < 0) return ClosedError("flush");
+    if (fd_ < 0) return ClosedFileError("flush", fname_);
     return absl::OkStatus();
   }
 
   absl::Status Sync() override {
-    if (fd_ < 0) return ClosedError("sync");
+    if (fd_ < 0) return ClosedFileError("sync", fname_);
     if (::fdatasync(fd_) != 0) return PosixError("fdatasync", fname_, errno);
     return absl::OkStatus();
   }
@@ -99,11 +99,6 @@ class PosixMmapLogFile final : public WritableFile {
   }
 
  private:
-  absl::Status ClosedError(const char* op) const {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s %s: file already closed", op, fname_));
-  }
-
   absl::Status Unmap() {
     if (window_ == nullptr) return absl::OkStatus();
     const int r = ::munmap(window_, kMmapLogWindowBytes);
