@@ -87,16 +87,19 @@ inline std::vector<std::string> JsonStrings(const JsonValue& v) {
 // A redis-server shared by all tests of this process.
 class SharedRedis {
  public:
+  // The server lives until static destruction at exit, which stops it and
+  // removes its directory (a process killed outright still takes the server
+  // down through PDEATHSIG, but leaves the directory).
   static RedisServer* Get() {
-    static RedisServer* server = [] {
+    static std::unique_ptr<RedisServer> server = [] {
       absl::StatusOr<std::unique_ptr<RedisServer>> s = RedisServer::Start();
       if (!s.ok()) {
         ADD_FAILURE() << s.status();
-        return static_cast<RedisServer*>(nullptr);
+        return std::unique_ptr<RedisServer>();
       }
-      return s->release();  // killed with the process (PDEATHSIG) or atexit
+      return std::move(*s);
     }();
-    return server;
+    return server.get();
   }
 };
 
