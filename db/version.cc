@@ -410,11 +410,18 @@ void Version::AddIterators(const ReadOptions& options,
           });
     }
   }
+  // The deepest level holds most keys, so its filter nearly always says
+  // "maybe" to a seek for a key that exists, and a "no" saves its seek only
+  // when a newer source holds the key: it is positioned without a probe.
+  int deepest = kNumLevels - 1;
+  while (deepest > 0 && files_[deepest].empty()) deepest--;
   for (int level = 1; level < kNumLevels; level++) {
     if (files_[level].empty()) continue;
     iters->push_back(
         NewLevelIterator(*icmp_, table_cache_, options, &files_[level]));
-    if (probes != nullptr) {
+    if (probes != nullptr && level == deepest) {
+      probes->emplace_back();
+    } else if (probes != nullptr) {
       probes->emplace_back([this, level](std::string_view target) {
         return LevelMayHoldUserKey(level, target);
       });
