@@ -34,6 +34,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "db/compaction.h"
+#include "db/db_iter.h"
 #include "db/memtable.h"
 #include "db/remote_mirror.h"
 #include "db/snapshot.h"
@@ -164,6 +165,8 @@ class DBImpl : public DB {
   // the result is gone.
   std::unique_ptr<Iterator> NewInternalIterator(const ReadOptions& options,
                                                 const ReadState& state);
+  // What a DBIter over `state` samples its reads into (db/db_iter.h).
+  static ReadSampler ReadSamplerOf(const ReadState& state);
   // NewIterator's for prefix_same_as_start (db_impl_iter.cc).
   class PrefixSeekIterator;
   // One key's lookup in what `state` references (no lock held).

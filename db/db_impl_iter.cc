@@ -47,7 +47,7 @@ class DBImpl::PrefixSeekIterator final : public PrefixSameAsStartIterator {
   std::unique_ptr<Iterator> NewInner() override {
     return NewDBIterator(db_->options_.comparator,
                          db_->NewInternalIterator(options_, state_),
-                         state_.sequence, options_);
+                         state_.sequence, options_, ReadSamplerOf(state_));
   }
 
  private:
@@ -73,7 +73,18 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::unique_ptr<Iterator> internal = NewInternalIterator(options, state);
   internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
   return NewDBIterator(options_.comparator, std::move(internal), state.sequence,
-                       options);
+                       options, ReadSamplerOf(state));
+}
+
+ReadSampler DBImpl::ReadSamplerOf(const ReadState& state) {
+  // The iterator holds state (and so its Version) until it is gone. A
+  // charge to a Version that a compaction has since replaced is simply
+  // lost, as a Get's would be; the background thread looks at the current
+  // Version's seek_compaction_ now and then.
+  Version* const version = state.current;
+  return [version](std::string_view internal_key) {
+    version->RecordReadSample(internal_key);
+  };
 }
 
 std::unique_ptr<Iterator> DBImpl::NewInternalIterator(

@@ -3,10 +3,12 @@
 
 #include "db/db_iter.h"
 
+#include <cstdint>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "table/iterate_bounds.h"
+#include "util/random.h"
 
 namespace siftdb {
 namespace {
@@ -24,12 +26,16 @@ namespace {
 class DBIter : public Iterator {
  public:
   DBIter(const Comparator* ucmp, std::unique_ptr<Iterator> internal,
-         SequenceNumber sequence, const IterateBounds& bounds)
+         SequenceNumber sequence, const IterateBounds& bounds,
+         ReadSampler sampler)
       : ucmp_(ucmp),
         internal_(std::move(internal)),
         sequence_(sequence),
         bounds_(bounds),
-        empty_(bounds_.empty()) {
+        empty_(bounds_.empty()),
+        sampler_(std::move(sampler)),
+        random_(reinterpret_cast<uintptr_t>(this)) {
+    bytes_until_sample_ = SamplePeriod();
     if (bounds_.lower) {
       AppendInternalKey(&lower_seek_key_, *bounds_.lower, sequence_,
                         kValueTypeForSeek);
@@ -66,6 +72,9 @@ class DBIter : public Iterator {
   // previous user key into saved_key_/saved_value_.
   void FindPrevUserEntry();
   bool ParseKey(ParsedInternalKey* ikey);
+  // Counts what ParseKey's entry cost to read; samples when due.
+  void CountRead();
+  int64_t SamplePeriod() { return random_.Uniform(2 * kReadSampleBytes); }
 
   // Invalid, nothing held (the position of an exhausted iterator).
   void Exhausted() {
@@ -87,6 +96,9 @@ class DBIter : public Iterator {
   std::string saved_value_;  // reverse: current value
   Direction direction_ = kForward;
   bool valid_ = false;
+  const ReadSampler sampler_;   // may be empty
+  Random random_;               // sample points
+  int64_t bytes_until_sample_;  // keys' and values' bytes
 };
 
 bool DBIter::ParseKey(ParsedInternalKey* ikey) {
@@ -96,7 +108,17 @@ bool DBIter::ParseKey(ParsedInternalKey* ikey) {
                         internal_->key().size()));
     return false;
   }
+  if (sampler_) CountRead();
   return true;
+}
+
+void DBIter::CountRead() {
+  bytes_until_sample_ -=
+      static_cast<int64_t>(internal_->key().size() + internal_->value().size());
+  if (bytes_until_sample_ >= 0) return;
+  bytes_until_sample_ += SamplePeriod();
+  if (bytes_until_sample_ < 0) bytes_until_sample_ = SamplePeriod();
+  sampler_(internal_->key());
 }
 
 void DBIter::Next() {
@@ -265,10 +287,11 @@ void DBIter::SeekToLast() {
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         std::unique_ptr<Iterator> internal,
                                         SequenceNumber sequence,
-                                        const ReadOptions& options) {
+                                        const ReadOptions& options,
+                                        ReadSampler sampler) {
   return std::make_unique<DBIter>(
       user_comparator, std::move(internal), sequence,
-      IterateBounds::From(user_comparator, options));
+      IterateBounds::From(user_comparator, options), std::move(sampler));
 }
 
 }  // namespace siftdb

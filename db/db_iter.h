@@ -10,13 +10,22 @@
 // The internal iterator may hold keys outside the bounds (a table's
 // bounded iterator returns whole blocks); they are never returned.
 //
+// When sampler is set, the iterator calls it with the internal key it is
+// at about once per MiB of keys and values it reads (at random points, a
+// mean period of kReadSampleBytes), so that scans can ask for compactions
+// (Version::RecordReadSample).
+//
 // Thread safety: one thread at a time. Ownership: takes the internal
-// iterator; the comparator and the bound bytes must outlive the result.
+// iterator; the comparator, the bound bytes and whatever the sampler uses
+// must outlive the result.
 
 #ifndef SIFTDB_DB_DB_ITER_H_
 #define SIFTDB_DB_DB_ITER_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "siftdb/comparator.h"
 #include "siftdb/iterator.h"
@@ -25,10 +34,17 @@
 
 namespace siftdb {
 
+// Called with an internal key the iterator read; see NewDBIterator.
+using ReadSampler = std::function<void(std::string_view internal_key)>;
+
+// LevelDB's figure for the same mechanism: about one sample per MiB read.
+inline constexpr uint32_t kReadSampleBytes = 1 << 20;
+
 std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         std::unique_ptr<Iterator> internal,
                                         SequenceNumber sequence,
-                                        const ReadOptions& options);
+                                        const ReadOptions& options,
+                                        ReadSampler sampler = nullptr);
 
 }  // namespace siftdb
 

@@ -80,6 +80,15 @@ class Version {
   // no part: a filter covers every version of a key.
   bool KeyMayExist(const LookupKey& key, const uint64_t* user_key_hash);
 
+  // An iterator's sample of what it read (a DBIter calls this about once
+  // per MiB of keys and values it passes over): when two or more tables'
+  // ranges hold internal_key's user key, a lookup of it would consult the
+  // first (the newest) and continue, so that table is charged one seek, as
+  // Get charges it (see allowed_seeks_). Scans and seeks thereby merge
+  // overlapping levels down just as lookups do. True when it charged.
+  // Lock-free; safe beside reads and other samples.
+  bool RecordReadSample(std::string_view internal_key);
+
   // Appends one iterator per level-0 table and one per non-empty deeper
   // level; together they yield every entry of this version. When probes is
   // non-null, also appends one ChildProbe per iterator (each table's

@@ -4,8 +4,11 @@
 // Seek-triggered compaction: a table that lookups keep consulting before
 // finding their key deeper down is merged into the next level by the
 // background thread (without any write to wake it), and every key keeps
-// its newest value across that compaction.
+// its newest value across that compaction. Iterators sample what they read
+// (about once per MiB) and charge such tables too.
 
+#include <map>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -99,6 +102,75 @@ TEST_F(SeekCompactionTest, LookupsFoundInTheFirstTableChargeNothing) {
   }
   ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
   EXPECT_EQ(FilesAtLevel(0), level0);
+}
+
+// Writes kKeys keys with large values and compacts them into one deeper
+// level, then flushes a level-0 table that spans the whole range but holds
+// only every 100th key (newer values).
+class ScanSampleTest : public SeekCompactionTest {
+ protected:
+  static constexpr int kKeys = 2000;
+  static std::string Value(const char* tag, int i) {
+    return tag + Key(i) + std::string(1000, 'v');
+  }
+  void FillOverlappingLevels() {
+    for (int i = 0; i < kKeys; i++) {
+      ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), Value("old", i)).ok());
+      model_[Key(i)] = Value("old", i);
+    }
+    ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+    ASSERT_EQ(FilesAtLevel(0), 0);
+  }
+  void AddSpanningLevel0Table() {
+    for (int i = 0; i < kKeys; i += 100) {
+      ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), Value("new", i)).ok());
+      model_[Key(i)] = Value("new", i);
+    }
+    ASSERT_TRUE(impl()->FlushMemTable().ok());
+    ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+    ASSERT_EQ(FilesAtLevel(0), 1);
+  }
+  // `scans` full forward scans, each checked against the model.
+  void Scan(int scans) {
+    for (int round = 0; round < scans; round++) {
+      std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+      auto want = model_.begin();
+      for (it->SeekToFirst(); it->Valid(); it->Next(), ++want) {
+        ASSERT_NE(want, model_.end());
+        ASSERT_EQ(it->key(), want->first);
+        ASSERT_EQ(it->value(), want->second);
+      }
+      ASSERT_TRUE(it->status().ok()) << it->status();
+      ASSERT_EQ(want, model_.end());
+    }
+  }
+  std::map<std::string, std::string> model_;
+};
+
+TEST_F(ScanSampleTest, ScansOverOverlappingTablesMoveThemDown) {
+  FillOverlappingLevels();
+  AddSpanningLevel0Table();
+  // A scan reads about 2 MiB, so about two samples; the level-0 table's
+  // budget is 100 seeks. 150 scans: about 300 samples, each of which finds
+  // its key in both levels.
+  Scan(150);
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  EXPECT_EQ(FilesAtLevel(0), 0);
+  Scan(1);
+}
+
+TEST_F(ScanSampleTest, ScansOfOneSortedRunChargeNothing) {
+  FillOverlappingLevels();
+  int files[kNumLevels];
+  for (int level = 0; level < kNumLevels; level++) {
+    files[level] = FilesAtLevel(level);
+  }
+  Scan(150);
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  for (int level = 0; level < kNumLevels; level++) {
+    EXPECT_EQ(FilesAtLevel(level), files[level]) << "level " << level;
+  }
 }
 
 }  // namespace seek_compaction_test

@@ -1,0 +1,56 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Version::RecordReadSample: the iterators' share of seek-triggered
+// compaction (see Version::allowed_seeks_).
+
+#include <string>
+
+#include "db/version.h"
+#include "table/internal_key.h"
+
+namespace siftdb {
+
+bool Version::RecordReadSample(std::string_view internal_key) {
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(internal_key, &parsed)) return false;
+  const Comparator* ucmp = icmp_->user_comparator();
+  const std::string_view user_key = parsed.user_key;
+  auto holds = [&](const FileMetaData* f) {
+    return ucmp->Compare(user_key, ExtractUserKey(f->smallest)) >= 0 &&
+           ucmp->Compare(user_key, ExtractUserKey(f->largest)) <= 0;
+  };
+
+  int first_level = -1;
+  size_t first_index = 0;
+  int holders = 0;
+  // Level 0: a lookup consults its tables newest first.
+  const std::vector<FileMetaData*>& level0 = files_[0];
+  for (size_t i = 0; i < level0.size(); i++) {
+    if (!holds(level0[i])) continue;
+    holders++;
+    if (first_level < 0 || level0[i]->number > level0[first_index]->number) {
+      first_level = 0;
+      first_index = i;
+    }
+  }
+  // Deeper levels: at most one table each, the first whose largest user
+  // key is at or after user_key (the newest entry of it sorts first).
+  std::string newest;
+  AppendInternalKey(&newest, user_key, kMaxSequenceNumber, kValueTypeForSeek);
+  for (int level = 1; level < kNumLevels && holders < 2; level++) {
+    const std::vector<FileMetaData*>& files = files_[level];
+    const size_t index = static_cast<size_t>(FindFile(*icmp_, files, newest));
+    if (index >= files.size() || !holds(files[index])) continue;
+    holders++;
+    if (first_level < 0) {
+      first_level = level;
+      first_index = index;
+    }
+  }
+  if (holders < 2) return false;
+  ChargeSeek(first_level, first_index);
+  return true;
+}
+
+}  // namespace siftdb
