@@ -84,8 +84,8 @@ class Version {
   // per MiB of keys and values it passes over): when two or more tables'
   // ranges hold internal_key's user key, a lookup of it would consult the
   // first (the newest) and continue, so that table is charged one seek, as
-  // Get charges it (see allowed_seeks_). Scans and seeks thereby merge
-  // overlapping levels down just as lookups do. True when it charged.
+  // Get charges it (see FileMetaData::seek_budget). Scans and seeks thereby
+  // merge overlapping levels down just as lookups do. True when it charged.
   // Lock-free; safe beside reads and other samples.
   bool RecordReadSample(std::string_view internal_key);
 
@@ -222,13 +222,12 @@ class Version {
 
   // Seek-triggered compaction (LevelDB's idea): a lookup that consults a
   // table and then has to continue below it charges that table one
-  // "seek"; a table whose budget (allowed_seeks_, parallel to files_, set
-  // by VersionSet::Finalize) runs out is worth merging into the next level,
+  // "seek"; a table whose budget (FileMetaData::seek_budget, set by
+  // VersionSet::Finalize) runs out is worth merging into the next level,
   // since reads keep paying for the overlap. The first such table is
-  // recorded in seek_compaction_ as (level << 32) | index, or -1. Both are
-  // atomics because Get runs without the DB mutex.
+  // recorded in seek_compaction_ as (level << 32) | index, or -1. Atomic
+  // because Get runs without the DB mutex.
   void ChargeSeek(int level, size_t index);
-  std::unique_ptr<std::atomic<int32_t>[]> allowed_seeks_[kNumLevels];
   std::atomic<int64_t> seek_compaction_{-1};
 };
 

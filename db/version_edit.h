@@ -12,6 +12,7 @@
 #ifndef SIFTDB_DB_VERSION_EDIT_H_
 #define SIFTDB_DB_VERSION_EDIT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -28,11 +29,31 @@ inline constexpr int kNumLevels = 7;
 
 // A live table. Shared by every Version that lists it (refs counts them).
 struct FileMetaData {
+  // Seek-triggered compaction's budget for this table (Version::ChargeSeek,
+  // docs/compaction.md). It lives here, not in a Version, so that it is
+  // shared by every Version that lists the table and survives the
+  // compactions of other tables; VersionSet::Finalize sets it when a
+  // Version first lists the table. A copy (the table added at another
+  // level) starts unset, so a moved table gets a fresh budget.
+  struct SeekBudget {
+    static constexpr int32_t kUnset = INT32_MIN;
+    SeekBudget() = default;
+    SeekBudget(const SeekBudget&) {}
+    SeekBudget& operator=(const SeekBudget&) {
+      seeks.store(kUnset, std::memory_order_relaxed);
+      return *this;
+    }
+    // Seeks left; <= 0: spent. Atomic because Get charges without the DB
+    // mutex.
+    std::atomic<int32_t> seeks{kUnset};
+  };
+
   int refs = 0;
   uint64_t number = 0;
   uint64_t file_size = 0;
   std::string smallest;  // smallest internal key in the table
   std::string largest;   // largest internal key in the table
+  SeekBudget seek_budget;
 };
 
 class VersionEdit {

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Version::RecordReadSample: the iterators' share of seek-triggered
-// compaction (see Version::allowed_seeks_).
+// compaction (see Version::ChargeSeek).
 
 #include <string>
 

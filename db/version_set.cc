@@ -433,18 +433,25 @@ void VersionSet::Finalize(Version* v) {
   // Seek budgets, as LevelDB sets them: one seek costs about as much as
   // compacting 16 KiB (a lookup's I/O against the compaction's), so a table
   // may be passed over size / 16 KiB times (at least 100) before merging it
-  // down pays for itself.
+  // down pays for itself. A table this Version shares with an earlier one
+  // keeps what is left of its budget; one whose budget is already spent
+  // (a size compaction went first) is due at once.
   for (int level = 0; level < kNumLevels - 1; level++) {
     const std::vector<FileMetaData*>& files = v->files_[level];
-    if (files.empty()) continue;
-    v->allowed_seeks_[level] =
-        std::make_unique<std::atomic<int32_t>[]>(files.size());
     for (size_t i = 0; i < files.size(); i++) {
-      const uint64_t budget =
-          std::max<uint64_t>(100, files[i]->file_size / 16384);
-      v->allowed_seeks_[level][i].store(
-          static_cast<int32_t>(std::min<uint64_t>(budget, INT32_MAX)),
-          std::memory_order_relaxed);
+      std::atomic<int32_t>& seeks = files[i]->seek_budget.seeks;
+      if (seeks.load(std::memory_order_relaxed) ==
+          FileMetaData::SeekBudget::kUnset) {
+        const uint64_t budget =
+            std::max<uint64_t>(100, files[i]->file_size / 16384);
+        seeks.store(static_cast<int32_t>(std::min<uint64_t>(budget, INT32_MAX)),
+                    std::memory_order_relaxed);
+      } else if (seeks.load(std::memory_order_relaxed) <= 0 &&
+                 v->seek_compaction_.load(std::memory_order_relaxed) < 0) {
+        v->seek_compaction_.store(
+            (int64_t{level} << 32) | static_cast<int64_t>(i),
+            std::memory_order_relaxed);
+      }
     }
   }
 }

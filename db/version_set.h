@@ -111,7 +111,7 @@ class VersionSet {
   // Version::pending_compaction_bytes() of v (its files set).
   uint64_t EstimatePendingCompactionBytes(const Version& v) const;
   // True when some level's score calls for a compaction, or lookups have
-  // used up some table's seek budget (see Version::allowed_seeks_).
+  // used up some table's seek budget (see Version::ChargeSeek).
   bool NeedsCompaction() const {
     return current_->compaction_score_ >= 1 ||
            current_->seek_compaction_.load(std::memory_order_relaxed) >= 0;

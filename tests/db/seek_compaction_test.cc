@@ -89,6 +89,46 @@ TEST_F(SeekCompactionTest, TablePassedOverByLookupsMovesDown) {
   }
 }
 
+TEST_F(SeekCompactionTest, BudgetSurvivesNewVersions) {
+  constexpr int kKeys = 2000;
+  for (int i = 0; i < kKeys; i++) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "old" + Key(i)).ok());
+  }
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  for (int i = 0; i < kKeys; i += 100) {
+    ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "new" + Key(i)).ok());
+  }
+  ASSERT_TRUE(impl()->FlushMemTable().ok());
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  ASSERT_EQ(FilesAtLevel(0), 1);
+
+  // The spanning table's budget is 100 seeks. Spend 70 of them, then let a
+  // flush of an unrelated key (past the range) install new Versions, then
+  // spend 70 more: the table has been passed over 140 times in all.
+  auto spend = [&](int seeks, int from) {
+    for (int n = 0, i = from; n < seeks; n++, i++) {
+      if (i % 100 == 0) i++;  // keys the spanning table holds charge nothing
+      ASSERT_EQ(Get(Key(i)), "old" + Key(i));
+    }
+  };
+  spend(70, 1);
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  ASSERT_GE(FilesAtLevel(0), 1);
+  ASSERT_TRUE(db_->Put(WriteOptions(), "zzz", "unrelated").ok());
+  ASSERT_TRUE(impl()->FlushMemTable().ok());
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  const int before = FilesAtLevel(0);
+  spend(70, 1001);
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  EXPECT_LT(FilesAtLevel(0), before) << "the spanning table never moved down";
+  for (int i = 0; i < kKeys; i++) {
+    const std::string want = (i % 100 == 0 ? "new" : "old") + Key(i);
+    ASSERT_EQ(Get(Key(i)), want);
+  }
+  ASSERT_EQ(Get("zzz"), "unrelated");
+}
+
 TEST_F(SeekCompactionTest, LookupsFoundInTheFirstTableChargeNothing) {
   for (int i = 0; i < 500; i++) {
     ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "v" + Key(i)).ok());
