@@ -108,7 +108,11 @@ std::unique_ptr<Iterator> DBImpl::NewInternalIterator(
   // practice) would favor the newest source. The read state's references
   // keep every MemTable and table the probes use alive.
   for (MemTable* mem : {state.mem, state.imm}) {
-    if (mem == nullptr) continue;
+    // A MemTable empty now holds nothing this iterator may see: every entry
+    // at or below state.sequence was added before the sequence was
+    // published. Leaving it out spares a scan one merging layer (when the
+    // tables form one sorted run, no merge at all).
+    if (mem == nullptr || mem->Empty()) continue;
     children.push_back(mem->NewIterator());
     probes.emplace_back([mem](std::string_view target) {
       return mem->UserKeyMayMatch(ExtractUserKey(target));

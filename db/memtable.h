@@ -90,6 +90,9 @@ class MemTable {
 
   // Number of entries added.
   size_t NumEntries() const { return num_entries_; }
+  // True when no Add finished before this call; unlike NumEntries, safe
+  // for a reader beside the writer.
+  bool Empty() const { return table_.Empty(); }
 
  private:
   ~MemTable() = default;  // only via Unref

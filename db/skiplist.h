@@ -53,6 +53,9 @@ class SkipList {
   // follows before the next AllocateKey.
   char* AllocateKey(size_t bytes);
   bool Contains(const Key& key) const;
+  // True when no Insert finished before this call (safe beside a writer:
+  // an insert publishes its node with a release store).
+  bool Empty() const { return head_->Next(0) == nullptr; }
 
   // A cursor over the list; valid while the list lives.
   class Iterator {

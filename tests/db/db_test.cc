@@ -335,5 +335,35 @@ TEST_F(DBTest, PropertiesAnswer) {
   EXPECT_FALSE(db_->GetProperty("other.stats", &v));
 }
 
+// An iterator opened while the MemTable is empty leaves the MemTable out of
+// its merge: it must still see every table entry, and none of the writes
+// that follow it (which go to that MemTable).
+TEST_F(DBTest, IteratorOverAnEmptyMemTableSeesItsStateOnly) {
+  Open();
+  for (int i = 0; i < 100; i += 2) {
+    ASSERT_TRUE(Put("k" + std::to_string(1000 + i), "table").ok());
+  }
+  ASSERT_TRUE(impl()->FlushMemTable().ok());
+  std::unique_ptr<Iterator> before = db_->NewIterator(ReadOptions());
+  for (int i = 0; i < 100; i++) {
+    ASSERT_TRUE(Put("k" + std::to_string(1000 + i), "mem").ok());
+  }
+  std::unique_ptr<Iterator> after = db_->NewIterator(ReadOptions());
+  int n = 0;
+  for (before->SeekToFirst(); before->Valid(); before->Next(), n++) {
+    ASSERT_EQ(before->key(), "k" + std::to_string(1000 + 2 * n));
+    ASSERT_EQ(before->value(), "table");
+  }
+  ASSERT_TRUE(before->status().ok());
+  EXPECT_EQ(n, 50);
+  n = 0;
+  for (after->SeekToLast(); after->Valid(); after->Prev(), n++) {
+    ASSERT_EQ(after->key(), "k" + std::to_string(1099 - n));
+    ASSERT_EQ(after->value(), "mem");
+  }
+  ASSERT_TRUE(after->status().ok());
+  EXPECT_EQ(n, 100);
+}
+
 }  // namespace db_test
 }  // namespace siftdb
