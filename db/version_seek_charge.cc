@@ -1,15 +1,31 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Version::RecordReadSample: the iterators' share of seek-triggered
-// compaction (see Version::ChargeSeek).
+// Seek-triggered compaction's charges (docs/compaction.md): Version::
+// ChargeSeek, which lookups call, and Version::RecordReadSample, through
+// which iterators take their share.
 
+#include <atomic>
 #include <string>
 
 #include "db/version.h"
 #include "table/internal_key.h"
 
 namespace siftdb {
+
+void Version::ChargeSeek(int level, size_t index) {
+  if (level >= kNumLevels - 1) return;  // the last level has no budget
+  std::atomic<int32_t>& seeks = files_[level][index]->seek_budget.seeks;
+  if (seeks.load(std::memory_order_relaxed) ==
+      FileMetaData::SeekBudget::kUnset) {
+    return;  // not finalized
+  }
+  if (seeks.fetch_sub(1, std::memory_order_relaxed) > 1) return;
+  int64_t none = -1;
+  seek_compaction_.compare_exchange_strong(
+      none, (int64_t{level} << 32) | static_cast<int64_t>(index),
+      std::memory_order_relaxed);
+}
 
 bool Version::RecordReadSample(std::string_view internal_key) {
   ParsedInternalKey parsed;
