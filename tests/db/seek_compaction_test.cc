@@ -48,6 +48,28 @@ class SeekCompactionTest : public ::testing::Test {
     return value;
   }
 
+  // kSpanKeys keys "old..." compacted into one deeper level, then one
+  // level-0 table spanning the whole key range that holds every 100th key
+  // ("new..."): lookups of the other keys consult it and then go deeper.
+  static constexpr int kSpanKeys = 2000;
+  static std::string SpanValue(int i) {
+    return (i % 100 == 0 ? "new" : "old") + Key(i);
+  }
+  void MakeSpanningLevel0Table() {
+    for (int i = 0; i < kSpanKeys; i++) {
+      ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "old" + Key(i)).ok());
+    }
+    ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+    ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+    ASSERT_EQ(FilesAtLevel(0), 0);
+    for (int i = 0; i < kSpanKeys; i += 100) {
+      ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "new" + Key(i)).ok());
+    }
+    ASSERT_TRUE(impl()->FlushMemTable().ok());
+    ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+    ASSERT_EQ(FilesAtLevel(0), 1);
+  }
+
   test::TempDir dir_;
   Options options_;
   std::string path_;
@@ -55,53 +77,25 @@ class SeekCompactionTest : public ::testing::Test {
 };
 
 TEST_F(SeekCompactionTest, TablePassedOverByLookupsMovesDown) {
-  constexpr int kKeys = 2000;
-  for (int i = 0; i < kKeys; i++) {
-    ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "old" + Key(i)).ok());
-  }
-  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
-  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
-  ASSERT_EQ(FilesAtLevel(0), 0);
-
-  // One level-0 table spanning the whole key range, holding a few keys:
-  // lookups of the other keys consult it and then go deeper.
-  for (int i = 0; i < kKeys; i += 100) {
-    ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "new" + Key(i)).ok());
-  }
-  ASSERT_TRUE(impl()->FlushMemTable().ok());
-  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
-  ASSERT_EQ(FilesAtLevel(0), 1);
+  MakeSpanningLevel0Table();
 
   // Budget: at least 100 seeks per table; spend several times that.
   for (int round = 0; round < 3; round++) {
-    for (int i = 0; i < kKeys; i += 7) {
-      const std::string want = (i % 100 == 0 ? "new" : "old") + Key(i);
-      ASSERT_EQ(Get(Key(i)), want);
+    for (int i = 0; i < kSpanKeys; i += 7) {
+      ASSERT_EQ(Get(Key(i)), SpanValue(i));
     }
   }
   // No write follows: the background thread notices by itself.
   ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
   EXPECT_EQ(FilesAtLevel(0), 0);
 
-  for (int i = 0; i < kKeys; i++) {
-    const std::string want = (i % 100 == 0 ? "new" : "old") + Key(i);
-    ASSERT_EQ(Get(Key(i)), want);
+  for (int i = 0; i < kSpanKeys; i++) {
+    ASSERT_EQ(Get(Key(i)), SpanValue(i));
   }
 }
 
 TEST_F(SeekCompactionTest, BudgetSurvivesNewVersions) {
-  constexpr int kKeys = 2000;
-  for (int i = 0; i < kKeys; i++) {
-    ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "old" + Key(i)).ok());
-  }
-  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
-  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
-  for (int i = 0; i < kKeys; i += 100) {
-    ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), "new" + Key(i)).ok());
-  }
-  ASSERT_TRUE(impl()->FlushMemTable().ok());
-  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
-  ASSERT_EQ(FilesAtLevel(0), 1);
+  MakeSpanningLevel0Table();
 
   // The spanning table's budget is 100 seeks. Spend 70 of them, then let a
   // flush of an unrelated key (past the range) install new Versions, then
@@ -122,9 +116,8 @@ TEST_F(SeekCompactionTest, BudgetSurvivesNewVersions) {
   spend(70, 1001);
   ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
   EXPECT_LT(FilesAtLevel(0), before) << "the spanning table never moved down";
-  for (int i = 0; i < kKeys; i++) {
-    const std::string want = (i % 100 == 0 ? "new" : "old") + Key(i);
-    ASSERT_EQ(Get(Key(i)), want);
+  for (int i = 0; i < kSpanKeys; i++) {
+    ASSERT_EQ(Get(Key(i)), SpanValue(i));
   }
   ASSERT_EQ(Get("zzz"), "unrelated");
 }
