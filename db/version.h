@@ -85,9 +85,9 @@ class Version {
   // ranges hold internal_key's user key, a lookup of it would consult the
   // first (the newest) and continue, so that table is charged one seek, as
   // Get charges it (see FileMetaData::seek_budget). Scans and seeks thereby
-  // merge overlapping levels down just as lookups do. True when it charged.
-  // Lock-free; safe beside reads and other samples.
-  bool RecordReadSample(std::string_view internal_key);
+  // merge overlapping levels down just as lookups do. Lock-free; safe
+  // beside reads and other samples.
+  void RecordReadSample(std::string_view internal_key);
 
   // Appends one iterator per level-0 table and one per non-empty deeper
   // level; together they yield every entry of this version. When probes is

@@ -27,9 +27,9 @@ void Version::ChargeSeek(int level, size_t index) {
       std::memory_order_relaxed);
 }
 
-bool Version::RecordReadSample(std::string_view internal_key) {
+void Version::RecordReadSample(std::string_view internal_key) {
   ParsedInternalKey parsed;
-  if (!ParseInternalKey(internal_key, &parsed)) return false;
+  if (!ParseInternalKey(internal_key, &parsed)) return;
   const Comparator* ucmp = icmp_->user_comparator();
   const std::string_view user_key = parsed.user_key;
   auto holds = [&](const FileMetaData* f) {
@@ -64,9 +64,7 @@ bool Version::RecordReadSample(std::string_view internal_key) {
       first_index = index;
     }
   }
-  if (holders < 2) return false;
-  ChargeSeek(first_level, first_index);
-  return true;
+  if (holders >= 2) ChargeSeek(first_level, first_index);
 }
 
 }  // namespace siftdb
