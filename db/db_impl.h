@@ -167,6 +167,10 @@ class DBImpl : public DB {
                                                 const ReadState& state);
   // What a DBIter over `state` samples its reads into (db/db_iter.h).
   static ReadSampler ReadSamplerOf(const ReadState& state);
+  // A new DBIter's sample seed: every iterator gets its own.
+  uint64_t NextReadSampleSeed() {
+    return next_read_sample_seed_.fetch_add(1, std::memory_order_relaxed);
+  }
   // NewIterator's for prefix_same_as_start (db_impl_iter.cc).
   class PrefixSeekIterator;
   // One key's lookup in what `state` references (no lock held).
@@ -377,6 +381,7 @@ class DBImpl : public DB {
   MemTable* imm_ ABSL_GUARDED_BY(mutex_) = nullptr;
   // imm_ != nullptr, readable without the mutex (compaction polls it).
   std::atomic<bool> has_imm_{false};
+  std::atomic<uint64_t> next_read_sample_seed_{0};
   ManualCompaction* manual_compaction_ ABSL_GUARDED_BY(mutex_) = nullptr;
   // Compactions (not flushes) being merged now: 0 or 1, as one background
   // thread runs them ("siftdb.num-running-compactions").

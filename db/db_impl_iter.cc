@@ -47,7 +47,8 @@ class DBImpl::PrefixSeekIterator final : public PrefixSameAsStartIterator {
   std::unique_ptr<Iterator> NewInner() override {
     return NewDBIterator(db_->options_.comparator,
                          db_->NewInternalIterator(options_, state_),
-                         state_.sequence, options_, ReadSamplerOf(state_));
+                         state_.sequence, options_, ReadSamplerOf(state_),
+                         db_->NextReadSampleSeed());
   }
 
  private:
@@ -73,7 +74,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::unique_ptr<Iterator> internal = NewInternalIterator(options, state);
   internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
   return NewDBIterator(options_.comparator, std::move(internal), state.sequence,
-                       options, ReadSamplerOf(state));
+                       options, ReadSamplerOf(state), NextReadSampleSeed());
 }
 
 ReadSampler DBImpl::ReadSamplerOf(const ReadState& state) {

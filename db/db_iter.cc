@@ -27,14 +27,14 @@ class DBIter : public Iterator {
  public:
   DBIter(const Comparator* ucmp, std::unique_ptr<Iterator> internal,
          SequenceNumber sequence, const IterateBounds& bounds,
-         ReadSampler sampler)
+         ReadSampler sampler, uint64_t sample_seed)
       : ucmp_(ucmp),
         internal_(std::move(internal)),
         sequence_(sequence),
         bounds_(bounds),
         empty_(bounds_.empty()),
         sampler_(std::move(sampler)),
-        random_(reinterpret_cast<uintptr_t>(this)) {
+        random_(sample_seed) {
     bytes_until_sample_ = SamplePeriod();
     if (bounds_.lower) {
       AppendInternalKey(&lower_seek_key_, *bounds_.lower, sequence_,
@@ -288,10 +288,12 @@ std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         std::unique_ptr<Iterator> internal,
                                         SequenceNumber sequence,
                                         const ReadOptions& options,
-                                        ReadSampler sampler) {
-  return std::make_unique<DBIter>(
-      user_comparator, std::move(internal), sequence,
-      IterateBounds::From(user_comparator, options), std::move(sampler));
+                                        ReadSampler sampler,
+                                        uint64_t sample_seed) {
+  return std::make_unique<DBIter>(user_comparator, std::move(internal),
+                                  sequence,
+                                  IterateBounds::From(user_comparator, options),
+                                  std::move(sampler), sample_seed);
 }
 
 }  // namespace siftdb

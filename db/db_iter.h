@@ -13,7 +13,10 @@
 // When sampler is set, the iterator calls it with the internal key it is
 // at about once per MiB of keys and values it reads (at random points, a
 // mean period of kReadSampleBytes), so that scans can ask for compactions
-// (Version::RecordReadSample).
+// (Version::RecordReadSample). sample_seed picks the sample points: give
+// each iterator its own (DBImpl counts them), or iterators that the
+// allocator places at one address would all sample at the same offsets,
+// and repeated short scans would then be sampled always or never.
 //
 // Thread safety: one thread at a time. Ownership: takes the internal
 // iterator; the comparator, the bound bytes and whatever the sampler uses
@@ -44,7 +47,8 @@ std::unique_ptr<Iterator> NewDBIterator(const Comparator* user_comparator,
                                         std::unique_ptr<Iterator> internal,
                                         SequenceNumber sequence,
                                         const ReadOptions& options,
-                                        ReadSampler sampler = nullptr);
+                                        ReadSampler sampler = nullptr,
+                                        uint64_t sample_seed = 0);
 
 }  // namespace siftdb
 

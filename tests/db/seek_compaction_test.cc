@@ -193,6 +193,34 @@ TEST_F(ScanSampleTest, ScansOverOverlappingTablesMoveThemDown) {
   Scan(1);
 }
 
+// Short scans, each in a new iterator, read about 32 KiB: one in ~64 of
+// them samples. When an iterator's sample points came from its own
+// address, the allocator gave every new iterator the same one, so either
+// all of these scans sampled at one offset or (nearly always) none did.
+TEST_F(ScanSampleTest, ShortScansInNewIteratorsAreSampledAtRandom) {
+  FillOverlappingLevels();
+  AddSpanningLevel0Table();
+  constexpr int kScans = 12800;  // ~200 samples; the budget is 100
+  constexpr int kEntries = 32;
+  uint64_t state = 1;
+  for (int scan = 0; scan < kScans; scan++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    // Starts below key 1860, so a scan stays inside the level-0 table's
+    // range [key000000, key001900] and each sample finds two tables.
+    const int start = static_cast<int>((state >> 33) % 1860);
+    std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());
+    auto want = model_.lower_bound(Key(start));
+    it->Seek(Key(start));
+    for (int n = 0; n < kEntries; n++, it->Next(), ++want) {
+      ASSERT_TRUE(it->Valid());
+      ASSERT_EQ(it->key(), want->first);
+    }
+  }
+  ASSERT_TRUE(impl()->WaitForBackgroundWork().ok());
+  EXPECT_EQ(FilesAtLevel(0), 0) << "short scans never charged the table";
+  Scan(1);
+}
+
 TEST_F(ScanSampleTest, ScansOfOneSortedRunChargeNothing) {
   FillOverlappingLevels();
   int files[kNumLevels];
