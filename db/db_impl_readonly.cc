@@ -32,10 +32,12 @@ bool MayBeARace(const absl::Status& s) {
 // What CURRENT says and how long that MANIFEST is. A writer records every
 // change in the MANIFEST before it deletes the files the change made
 // obsolete (a flushed log, compacted tables). So when this is the same
-// before and after an open read the MANIFEST, listed the directory and
-// replayed the logs, no file that state needs was deleted before it was
-// read: a log found missing in the listing would otherwise lose writes
-// silently.
+// before the open read the MANIFEST and after it listed the directory, the
+// listing holds every log that state needs: a log missing from it would
+// otherwise lose writes silently. The replay that follows may run beside
+// the writer: a listed log deleted before it is opened fails the attempt
+// (NotFound), and one deleted after is still read whole through its open
+// descriptor, so the slow part of the open is outside the window.
 std::string ManifestState(Env* env, const std::string& dbname) {
   auto current = ReadFileToString(env, CurrentFileName(dbname));
   if (!current.ok()) return "?";
@@ -101,6 +103,13 @@ absl::Status DBImpl::RecoverReadOnly() {
   std::vector<uint64_t> logs;
   s = FindLogsToReplay(&logs);
   if (!s.ok()) return s;
+  const std::string manifest_after = ManifestState(env_, dbname_);
+  if (manifest_before == "?" || manifest_before != manifest_after) {
+    return absl::AbortedError(absl::StrFormat(
+        "%s: the MANIFEST changed during the read-only open (%s, then %s): "
+        "a writer is active",
+        dbname_, manifest_before, manifest_after));
+  }
   mem_ = NewMemTable();
   mem_->Ref();
   VersionEdit unused_edit;
@@ -109,13 +118,6 @@ absl::Status DBImpl::RecoverReadOnly() {
     s = RecoverLogFile(logs[i], i == logs.size() - 1, &unused_save_manifest,
                        &unused_edit, &max_sequence, /*into=*/mem_);
     if (!s.ok()) return s;
-  }
-  const std::string manifest_after = ManifestState(env_, dbname_);
-  if (manifest_before == "?" || manifest_before != manifest_after) {
-    return absl::AbortedError(absl::StrFormat(
-        "%s: the MANIFEST changed during the read-only open (%s, then %s): "
-        "a writer is active",
-        dbname_, manifest_before, manifest_after));
   }
   if (versions_->LastSequence() < max_sequence) {
     versions_->SetLastSequence(max_sequence);
