@@ -53,8 +53,9 @@ struct EngineConfig {
   // whose 7.x default is also false; LevelDB has static targets only).
   bool level_compaction_dynamic_level_bytes = false;
   // Threads per compaction (siftdb and RocksDB max_subcompactions; LevelDB
-  // has one background thread and ignores it).
-  int subcompactions = 1;
+  // has one background thread and ignores it); 0 leaves each engine's
+  // default.
+  int subcompactions = 0;
   // siftdb's Options::free_compaction_inputs_early (the others hold every
   // compaction input until the compaction ends).
   bool free_compaction_inputs_early = true;

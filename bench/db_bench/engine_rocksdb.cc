@@ -144,7 +144,10 @@ class RocksDBEngine final : public BenchEngine {
     options_.write_buffer_size = config.write_buffer_size;
     options_.target_file_size_base = config.max_file_size;
     options_.target_file_size_multiplier = config.target_file_size_multiplier;
-    options_.max_subcompactions = static_cast<uint32_t>(config.subcompactions);
+    if (config.subcompactions > 0) {
+      options_.max_subcompactions =
+          static_cast<uint32_t>(config.subcompactions);
+    }
     options_.disable_auto_compactions = config.disable_auto_compactions;
     disable_wal_ = config.disable_wal;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;

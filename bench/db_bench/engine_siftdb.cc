@@ -114,7 +114,9 @@ class SiftdbEngine final : public BenchEngine {
     options_.level_compaction_dynamic_level_bytes =
         config.level_compaction_dynamic_level_bytes;
     if (config.count_comparisons) options_.comparator = &comparator_;
-    options_.max_subcompactions = config.subcompactions;
+    if (config.subcompactions > 0) {
+      options_.max_subcompactions = config.subcompactions;
+    }
     options_.free_compaction_inputs_early = config.free_compaction_inputs_early;
     options_.wal_mmap_writes = config.wal_mmap_writes;
     options_.disable_auto_compactions = config.disable_auto_compactions;

@@ -85,10 +85,10 @@ ABSL_FLAG(int64_t, write_buffer_size, int64_t{4} << 20,
           "MemTable bytes before a flush (Options::write_buffer_size)");
 ABSL_FLAG(int64_t, max_file_size, int64_t{2} << 20,
           "Target table file bytes (Options::max_file_size)");
-ABSL_FLAG(int, subcompactions, 1,
+ABSL_FLAG(int, subcompactions, 0,
           "Threads that may merge one compaction "
           "(Options::max_subcompactions; RocksDB's flag name; LevelDB ignores "
-          "it)");
+          "it); 0: each engine's default (siftdb 2, RocksDB 1)");
 ABSL_FLAG(bool, free_compaction_inputs_early, true,
           "siftdb: compactions install outputs and delete merged inputs as "
           "they go (Options::free_compaction_inputs_early)");
@@ -265,7 +265,7 @@ absl::StatusOr<BenchConfig> ConfigFromFlags(const tools::ToolArgs& args) {
     s = CheckAtLeast("max_file_size", absl::GetFlag(FLAGS_max_file_size), 4096);
   }
   if (s.ok()) {
-    s = CheckAtLeast("subcompactions", absl::GetFlag(FLAGS_subcompactions), 1);
+    s = CheckAtLeast("subcompactions", absl::GetFlag(FLAGS_subcompactions), 0);
   }
   if (s.ok())
     s = CheckAtLeast("block_size", absl::GetFlag(FLAGS_block_size), 1);

@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "siftdb/options.h"
 
 namespace siftdb::bench {
 namespace {
@@ -194,10 +195,17 @@ std::string FormatHeader(const BenchConfig& config,
       "Checks:     every entry of outputs read back before install "
       "(paranoid_file_checks): %s\n",
       e.paranoid_file_checks ? "yes" : "no");
-  if (e.subcompactions > 1) {
+  if (e.subcompactions == 1) {
+    out += "Compaction: one thread per compaction\n";
+  } else if (e.subcompactions > 1) {
     out += absl::StrFormat(
         "Compaction: up to %d threads per compaction (not LevelDB)\n",
         e.subcompactions);
+  } else {
+    out += absl::StrFormat(
+        "Compaction: up to %d threads per compaction in siftdb, 1 in RocksDB "
+        "and LevelDB (their defaults)\n",
+        Options().max_subcompactions);
   }
   if (config.write_rate_limit > 0) {
     out += absl::StrFormat(

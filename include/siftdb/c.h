@@ -438,7 +438,7 @@ SIFTDB_EXPORT void siftdb_options_set_max_bytes_for_level_multiplier(
 // Options::level_compaction_dynamic_level_bytes (0 or 1).
 SIFTDB_EXPORT void siftdb_options_set_level_compaction_dynamic_level_bytes(
     siftdb_options_t* options, unsigned char on);
-// In [1, 64].
+// In [1, 64]; default 2 (Options::max_subcompactions).
 SIFTDB_EXPORT void siftdb_options_set_max_subcompactions(
     siftdb_options_t* options, int n);
 SIFTDB_EXPORT void siftdb_options_set_free_compaction_inputs_early(

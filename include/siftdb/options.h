@@ -342,15 +342,18 @@ struct SIFTDB_EXPORT Options {
   // non-empty level. docs/compaction.md. Default false.
   bool level_compaction_dynamic_level_bytes = false;
   // Threads that may merge one compaction, each over its own key range (in
-  // [1, 64]; 1, the default, as in LevelDB and RocksDB, merges on the
-  // background thread alone). A compaction is split only where the next
+  // [1, 64]; 1 merges on the background thread alone, as LevelDB does and
+  // as RocksDB's default does). A compaction is split only where the next
   // level's tables begin, and only into parts of at least max_file_size of
   // input, so small compactions stay on one thread. RocksDB calls this
   // max_subcompactions. With 2 or more, level-0 -> level-1 merges (which
   // rewrite all of level 1 under random writes) finish sooner, so writers
   // stall less; while a split compaction runs, every part holds unfinished
-  // output on disk at once.
-  int max_subcompactions = 1;
+  // output on disk at once, and a split compaction does not free its
+  // inputs early. Default 2: on 2 cores it made random writes 1.2-1.3x
+  // faster at 10M keys and no slower at 1M (docs/compaction.md, "Parallel
+  // parts").
+  int max_subcompactions = 2;
   // When true, a compaction frees disk as it goes: each time its merge
   // passes the last key of an input table of the next level (and of the
   // compacted level, for level >= 1), it installs the output tables

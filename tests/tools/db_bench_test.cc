@@ -205,6 +205,7 @@ TEST_F(DbBenchTest, WaitForCompactionReportsTheSettledSize) {
 
 // --subcompactions reaches Options::max_subcompactions: the header says so
 // and the stats show compactions merged in parts (with one thread, none).
+// Without the flag each engine keeps its default: siftdb's splits.
 TEST_F(DbBenchTest, SubcompactionsSplitCompactions) {
   const std::vector<std::string> common = {
       "--num=60000", "--write_buffer_size=65536", "--max_file_size=16384",
@@ -222,7 +223,19 @@ TEST_F(DbBenchTest, SubcompactionsSplitCompactions) {
 
   r = Bench(common);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, Not(HasSubstr("threads per compaction")));
+  EXPECT_THAT(r.out,
+              HasSubstr("Compaction: up to 2 threads per compaction in "
+                        "siftdb, 1 in RocksDB and LevelDB (their defaults)"));
+  ASSERT_TRUE(std::regex_search(
+      r.out, m, std::regex(R"(compactions split into parts: ([0-9]+) )")))
+      << r.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << r.out;
+
+  args = common;
+  args.push_back("--subcompactions=1");
+  r = Bench(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Compaction: one thread per compaction"));
   EXPECT_THAT(r.out, HasSubstr("compactions split into parts: 0 (0 parts)"));
 }
 
@@ -253,11 +266,12 @@ TEST_F(DbBenchTest, WriteRateLimitPacesTheWriters) {
 
 // --free_compaction_inputs_early reaches siftdb's option: by default the
 // stats count inputs freed during compactions; with --no..., none, and the
-// header says so.
+// header says so. One thread per compaction: a split compaction holds its
+// inputs to its end either way.
 TEST_F(DbBenchTest, FreeCompactionInputsEarlyFlag) {
   const std::vector<std::string> common = {
       "--num=60000", "--write_buffer_size=65536", "--max_file_size=16384",
-      "--benchmarks=fillrandom,compact,stats"};
+      "--subcompactions=1", "--benchmarks=fillrandom,compact,stats"};
   ToolResult r = Bench(common);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::smatch m;
@@ -313,7 +327,7 @@ TEST_F(DbBenchTest, BadFlagsFail) {
        std::vector<std::vector<std::string>>{
            {"--benchmarks=fillseq,nosuchbench"},
            {"--threads=0"},
-           {"--subcompactions=0"},
+           {"--subcompactions=-1"},
            {"--compression=zlib"},
            {"--bottommost_compression=zlib"},
            {"--compression_ratio=0"},
