@@ -88,7 +88,7 @@ ABSL_FLAG(int64_t, max_file_size, int64_t{2} << 20,
 ABSL_FLAG(int, subcompactions, 0,
           "Threads that may merge one compaction "
           "(Options::max_subcompactions; RocksDB's flag name; LevelDB ignores "
-          "it); 0: each engine's default (siftdb 2, RocksDB 1)");
+          "it); 0: each engine's own default");
 ABSL_FLAG(bool, free_compaction_inputs_early, true,
           "siftdb: compactions install outputs and delete merged inputs as "
           "they go (Options::free_compaction_inputs_early)");
