@@ -93,6 +93,10 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
   // Writers override the type per output level (OutputTableOptions).
   table_options_.compression = options_.compression;
   table_options_.compression_level = options_.compression_opts.level;
+  table_options_.compression_max_dict_bytes =
+      options_.compression_opts.max_dict_bytes;
+  table_options_.compression_zstd_max_train_bytes =
+      options_.compression_opts.zstd_max_train_bytes;
   table_options_.filter_policy = filter_policy_;
   table_options_.prefix_extractor = options_.prefix_extractor;
   table_options_.whole_key_filtering = options_.whole_key_filtering;

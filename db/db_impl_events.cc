@@ -78,6 +78,10 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
       o.compression_opts.level == CompressionOptions::kDefaultCompressionLevel
           ? std::string("library default")
           : absl::StrFormat("%d", o.compression_opts.level));
+  add("compression_opts.max_dict_bytes",
+      absl::StrFormat("%d", o.compression_opts.max_dict_bytes));
+  add("compression_opts.zstd_max_train_bytes",
+      absl::StrFormat("%d", o.compression_opts.zstd_max_train_bytes));
   add("filter_bits_per_key", absl::StrFormat("%g", o.filter_bits_per_key));
   add("filter_policy", filter_name);
   std::string filter_levels;

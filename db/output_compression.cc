@@ -11,6 +11,7 @@
 #include "db/version.h"
 #include "db/version_edit.h"
 #include "table/compression.h"
+#include "table/compression_dict.h"
 
 namespace siftdb {
 
@@ -36,6 +37,9 @@ TableOptions OutputTableOptions(const TableOptions& base,
       OutputFilterPolicy(base.filter_policy, options, level, deepest_level);
   out.compression = OutputCompression(options, level, bottommost, base_level);
   out.compression_level = options.compression_opts.level;
+  out.compression_max_dict_bytes = options.compression_opts.max_dict_bytes;
+  out.compression_zstd_max_train_bytes =
+      options.compression_opts.zstd_max_train_bytes;
   // optimize_filters_for_hits: no filter at the bottom (a table without
   // one answers "may match" for every key).
   if (bottommost && options.optimize_filters_for_hits) {
@@ -77,6 +81,20 @@ absl::Status ValidateCompressionOptions(const Options& o) {
   if (o.bottommost_compression != kDisableCompressionOption &&
       !IsBlockCompressionType(o.bottommost_compression)) {
     return bad("bottommost_compression", o.bottommost_compression);
+  }
+  const size_t dict = o.compression_opts.max_dict_bytes;
+  if (dict != 0 &&
+      (dict < kMinCompressionDictBytes || dict > kMaxCompressionDictBytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid option: compression_opts.max_dict_bytes = %d (0 for none, "
+        "or %d to %d)",
+        dict, kMinCompressionDictBytes, kMaxCompressionDictBytes));
+  }
+  if (o.compression_opts.zstd_max_train_bytes > (size_t{1} << 30)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "invalid option: compression_opts.zstd_max_train_bytes = %d (at most "
+        "1 GiB)",
+        o.compression_opts.zstd_max_train_bytes));
   }
   return absl::OkStatus();
 }

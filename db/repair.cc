@@ -176,6 +176,10 @@ class Repairer {
     table_options_.compression =
         OutputCompression(options, 0, /*bottommost=*/false);
     table_options_.compression_level = options.compression_opts.level;
+    table_options_.compression_max_dict_bytes =
+        options.compression_opts.max_dict_bytes;
+    table_options_.compression_zstd_max_train_bytes =
+        options.compression_opts.zstd_max_train_bytes;
     table_options_.filter_policy =
         options.filter_policy != nullptr ? options.filter_policy
         : options.filter_bits_per_key > 0

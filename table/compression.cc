@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "table/compression_dict.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -97,8 +98,10 @@ bool Lz4Compress(int level, std::string_view raw, std::string* out) {
   return true;
 }
 
-// Appends one zstd frame of `raw` (content size recorded) to *out.
-bool ZstdCompress(int level, std::string_view raw, std::string* out) {
+// Appends one zstd frame of `raw` (content size recorded; with a
+// dictionary, its ID too) to *out.
+bool ZstdCompress(int level, std::string_view raw, std::string* out,
+                  const ZstdDictionary* dictionary) {
   ZSTD_CCtx* ctx = ThreadZstdCCtx();
   if (ctx == nullptr) return false;
   if (level == CompressionOptions::kDefaultCompressionLevel) {
@@ -108,8 +111,13 @@ bool ZstdCompress(int level, std::string_view raw, std::string* out) {
   const size_t bound = ZSTD_compressBound(raw.size());
   const size_t start = out->size();
   out->resize(start + bound);
-  const size_t written = ZSTD_compressCCtx(ctx, out->data() + start, bound,
-                                           raw.data(), raw.size(), level);
+  const size_t written =
+      dictionary != nullptr && dictionary->cdict() != nullptr
+          ? ZSTD_compress_usingCDict(ctx, out->data() + start, bound,
+                                     raw.data(), raw.size(),
+                                     dictionary->cdict())
+          : ZSTD_compressCCtx(ctx, out->data() + start, bound, raw.data(),
+                              raw.size(), level);
   if (ZSTD_isError(written)) return false;
   out->resize(start + written);
   return true;
@@ -194,7 +202,8 @@ absl::StatusOr<BlockContents> UncompressLz4(
 }
 
 absl::StatusOr<BlockContents> UncompressZstd(
-    std::string_view stored, absl::FunctionRef<std::string()> context) {
+    std::string_view stored, absl::FunctionRef<std::string()> context,
+    const ZstdDictionary* dictionary) {
   // zstd can shrink a run ~32768-fold, so only the absolute cap bounds the
   // header; the frame's own content size must agree with it.
   auto ulength = LengthHeader(&stored, "zstd", size_t{1} << 20, context);
@@ -210,6 +219,20 @@ absl::StatusOr<BlockContents> UncompressZstd(
                 absl::StrFormat("frame holds %d bytes, %d recorded", frame_size,
                                 *ulength));
   }
+  // A frame compressed against a dictionary names it; only the table's own
+  // dictionary can decode it.
+  const unsigned dict_id =
+      ZSTD_getDictID_fromFrame(stored.data(), stored.size());
+  if (dict_id != 0 && (dictionary == nullptr || dictionary->id() != dict_id)) {
+    return Loss(context, "zstd",
+                dictionary == nullptr
+                    ? absl::StrFormat("frame needs dictionary %d; the table "
+                                      "has none",
+                                      dict_id)
+                    : absl::StrFormat("frame needs dictionary %d; the table "
+                                      "has %d",
+                                      dict_id, dictionary->id()));
+  }
   ZSTD_DCtx* ctx = ThreadZstdDCtx();
   if (ctx == nullptr) {
     return absl::ResourceExhaustedError(absl::StrFormat(
@@ -218,7 +241,11 @@ absl::StatusOr<BlockContents> UncompressZstd(
   BlockContents out;
   out.stored_type = kZstdCompression;
   out.owned = NewBuffer(*ulength);
-  const size_t got = ZSTD_decompressDCtx(ctx, out.owned.get(), *ulength,
+  const size_t got =
+      dict_id != 0 ? ZSTD_decompress_usingDDict(ctx, out.owned.get(), *ulength,
+                                                stored.data(), stored.size(),
+                                                dictionary->ddict())
+                   : ZSTD_decompressDCtx(ctx, out.owned.get(), *ulength,
                                          stored.data(), stored.size());
   if (ZSTD_isError(got)) {
     return Loss(context, "zstd", ZSTD_getErrorName(got));
@@ -235,7 +262,7 @@ absl::StatusOr<BlockContents> UncompressZstd(
 }  // namespace
 
 bool CompressBlock(CompressionType type, int level, std::string_view raw,
-                   std::string* out) {
+                   std::string* out, const ZstdDictionary* dictionary) {
   out->clear();
   switch (type) {
     case kSnappyCompression:
@@ -245,8 +272,9 @@ bool CompressBlock(CompressionType type, int level, std::string_view raw,
     case kZstdCompression:
       if (raw.size() > kMaxUncompressedBlockSize) return false;
       PutVarint32(out, static_cast<uint32_t>(raw.size()));
-      return type == kLZ4Compression ? Lz4Compress(level, raw, out)
-                                     : ZstdCompress(level, raw, out);
+      return type == kLZ4Compression
+                 ? Lz4Compress(level, raw, out)
+                 : ZstdCompress(level, raw, out, dictionary);
     default:
       return false;
   }
@@ -254,7 +282,8 @@ bool CompressBlock(CompressionType type, int level, std::string_view raw,
 
 absl::StatusOr<BlockContents> UncompressBlock(
     std::string_view stored, uint8_t type,
-    absl::FunctionRef<std::string()> context) {
+    absl::FunctionRef<std::string()> context,
+    const ZstdDictionary* dictionary) {
   switch (type) {
     case kNoCompression: {
       BlockContents out;
@@ -270,18 +299,18 @@ absl::StatusOr<BlockContents> UncompressBlock(
     case kLZ4Compression:
       return UncompressLz4(stored, context);
     case kZstdCompression:
-      return UncompressZstd(stored, context);
+      return UncompressZstd(stored, context, dictionary);
     default:
       return absl::DataLossError(
           absl::StrFormat("%s: unknown compression type %d", context(), type));
   }
 }
 
-absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
-                                              uint8_t type,
-                                              std::string_view context) {
-  return UncompressBlock(stored, type,
-                         [context] { return std::string(context); });
+absl::StatusOr<BlockContents> UncompressBlock(
+    std::string_view stored, uint8_t type, std::string_view context,
+    const ZstdDictionary* dictionary) {
+  return UncompressBlock(
+      stored, type, [context] { return std::string(context); }, dictionary);
 }
 
 }  // namespace siftdb

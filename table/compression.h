@@ -10,7 +10,8 @@
 //   snappy: snappy's raw format (its own varint length header first)
 //   lz4:    varint32 uncompressed length, then one LZ4 block (raw format)
 //   zstd:   varint32 uncompressed length, then one zstd frame that records
-//           the same content size
+//           the same content size (and, in a table with a compression
+//           dictionary, that dictionary's ID: table/compression_dict.h)
 //
 // Decoding never trusts a length it has not checked: every claimed
 // uncompressed size is bounded (kMaxUncompressedBlockSize and, where the
@@ -34,6 +35,8 @@
 #include "siftdb/options.h"
 
 namespace siftdb {
+
+class ZstdDictionary;
 
 // Block bytes as they were before compression. Owns its memory.
 struct BlockContents {
@@ -65,19 +68,24 @@ bool ParseCompressionType(std::string_view name, CompressionType* type);
 // Compresses `raw` with `type` at `level` (CompressionOptions::level) into
 // *out (replaced), in the stored form above. false when `type` is none or
 // unknown or the compressor failed: the caller stores the block raw.
+// `dictionary` (zstd only; ignored by the other types): compress against
+// it (at the level it was built for).
 bool CompressBlock(CompressionType type, int level, std::string_view raw,
-                   std::string* out);
+                   std::string* out,
+                   const ZstdDictionary* dictionary = nullptr);
 
 // Undoes `type` applied to `stored`. DataLoss, its message prefixed by
 // context() (built only on error; e.g. "000012.sst: block at offset 4096"),
-// on an unknown type, bytes that do not decompress, or a decoded size other
-// than the recorded one.
+// on an unknown type, bytes that do not decompress, a decoded size other
+// than the recorded one, or a zstd frame that names a dictionary other than
+// `dictionary` (the table's; null: it has none).
 absl::StatusOr<BlockContents> UncompressBlock(
     std::string_view stored, uint8_t type,
-    absl::FunctionRef<std::string()> context);
-absl::StatusOr<BlockContents> UncompressBlock(std::string_view stored,
-                                              uint8_t type,
-                                              std::string_view context);
+    absl::FunctionRef<std::string()> context,
+    const ZstdDictionary* dictionary = nullptr);
+absl::StatusOr<BlockContents> UncompressBlock(
+    std::string_view stored, uint8_t type, std::string_view context,
+    const ZstdDictionary* dictionary = nullptr);
 
 }  // namespace siftdb
 

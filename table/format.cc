@@ -46,10 +46,13 @@ absl::Status Footer::DecodeFrom(std::string_view input,
         "%s: not a siftdb table (bad magic number 0x%016x)", context, magic));
   }
   format_version = DecodeFixed32(magic_ptr - 4);
-  if (format_version != kTableFormatVersion) {
+  if (format_version != kTableFormatVersion &&
+      format_version != kTableFormatVersionWithDictionary) {
     return absl::DataLossError(absl::StrFormat(
-        "%s: unsupported table format version %d (this reader knows %d)",
-        context, format_version, kTableFormatVersion));
+        "%s: unsupported table format version %d (this reader knows %d and "
+        "%d)",
+        context, format_version, kTableFormatVersion,
+        kTableFormatVersionWithDictionary));
   }
   std::string_view handles =
       input.substr(0, 2 * BlockHandle::kMaxEncodedLength);
@@ -187,7 +190,8 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
     return absl::DataLossError(
         absl::StrFormat("%s: checksum mismatch", context()));
   }
-  return UncompressBlock(std::string_view(data, n), type, context);
+  return UncompressBlock(std::string_view(data, n), type, context,
+                         options.dictionary);
 }
 
 }  // namespace siftdb

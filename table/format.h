@@ -43,8 +43,12 @@ namespace siftdb {
 // The last 8 bytes of every table, little-endian; the file ends with the
 // ASCII bytes "SiftSST1".
 inline constexpr uint64_t kTableMagicNumber = 0x3154535374666953ull;
-// The only table format version written and read so far.
+// Table format versions. 1: every table without a compression dictionary.
+// 2: a table with one (its "compression_dict" meta block): a reader that
+// knows only version 1 refuses it by name rather than failing on its first
+// data block. This reader reads both.
 inline constexpr uint32_t kTableFormatVersion = 1;
+inline constexpr uint32_t kTableFormatVersionWithDictionary = 2;
 // compression type (1 byte) + masked crc32c (fixed32).
 inline constexpr size_t kBlockTrailerSize = 5;
 // Metaindex keys: "filter.<policy name>" and "properties".
@@ -55,6 +59,8 @@ inline constexpr char kFilterMetaPrefix[] = "filter.";
 // of the tagged name and answers "may match" for every key.
 inline constexpr char kPrefixOnlyFilterTag[] = "prefixonly.";
 inline constexpr char kPropertiesMetaKey[] = "properties";
+// The table's zstd dictionary (table/compression_dict.h), stored raw.
+inline constexpr char kCompressionDictMetaKey[] = "compression_dict";
 
 // Where a block lives in the file. Encoded as varint64 offset, varint64 size.
 class BlockHandle {
@@ -115,6 +121,8 @@ struct ReadBlockOptions {
   // Bytes of the file that blocks may occupy: a handle reaching past it is
   // corrupt (usually the offset of the footer).
   uint64_t limit = UINT64_MAX;
+  // The table's compression dictionary (null: none); not owned.
+  const ZstdDictionary* dictionary = nullptr;
 };
 
 // Reads the block at `handle` with its trailer, verifies the CRC when asked,

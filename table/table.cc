@@ -23,12 +23,11 @@ void DeleteCachedBlock(std::string_view /*key*/, void* value) {
 // the end of the data blocks or the filter handle disagree with the sizes
 // the properties record (siftdb.index.size, siftdb.data.size,
 // siftdb.filter.size).
-absl::Status CheckLayoutAgainstProperties(const std::string& name,
-                                          const Footer& footer,
-                                          uint64_t footer_offset,
-                                          uint64_t data_end, bool have_filter,
-                                          const BlockHandle& filter_handle,
-                                          const TableProperties& props) {
+absl::Status CheckLayoutAgainstProperties(
+    const std::string& name, const Footer& footer, uint64_t footer_offset,
+    uint64_t data_end, bool have_filter, const BlockHandle& filter_handle,
+    bool have_dict, const BlockHandle& dict_handle,
+    const TableProperties& props) {
   const BlockHandle& index = footer.index_handle;
   if (index.size() != props.index_size) {
     return absl::DataLossError(absl::StrFormat(
@@ -48,6 +47,14 @@ absl::Status CheckLayoutAgainstProperties(const std::string& name,
         "at offset %d, but the properties say the filter is %d bytes",
         name, footer.metaindex_handle.offset(), filter_handle.size(),
         filter_handle.offset(), props.filter_size));
+  }
+  const uint64_t dict_size = have_dict ? dict_handle.size() : 0;
+  if (dict_size != props.compression_dict_size) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: metaindex block at offset %d names a compression dictionary of "
+        "%d bytes, but the properties say %d",
+        name, footer.metaindex_handle.offset(), dict_size,
+        props.compression_dict_size));
   }
   return absl::OkStatus();
 }
@@ -123,8 +130,8 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
       Block::Create(std::move(*metaindex_contents),
                     table->footer_.metaindex_handle.offset(), name);
   if (!metaindex.ok()) return metaindex.status();
-  BlockHandle props_handle, filter_handle;
-  bool have_props = false, have_filter = false;
+  BlockHandle props_handle, filter_handle, dict_handle;
+  bool have_props = false, have_filter = false, have_dict = false;
   std::string filter_name;
   {
     auto it = (*metaindex)->NewIterator(BytewiseComparator(), name);
@@ -133,9 +140,11 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
       std::string_view value = it->value();
       BlockHandle handle;
       const bool is_props = key == kPropertiesMetaKey;
+      const bool is_dict = key == kCompressionDictMetaKey;
       const bool is_filter = key.size() > std::strlen(kFilterMetaPrefix) &&
                              key.starts_with(kFilterMetaPrefix);
-      if (!is_props && !is_filter) continue;  // a meta block we do not know
+      // A meta block we do not know.
+      if (!is_props && !is_filter && !is_dict) continue;
       if (!handle.DecodeFrom(&value)) {
         return absl::DataLossError(absl::StrFormat(
             "%s: metaindex block at offset %d: bad handle for %s", name,
@@ -144,6 +153,9 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
       if (is_props) {
         props_handle = handle;
         have_props = true;
+      } else if (is_dict) {
+        dict_handle = handle;
+        have_dict = true;
       } else if (!have_filter) {
         filter_handle = handle;
         have_filter = true;
@@ -182,6 +194,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
                                 table->footer_.metaindex_handle.offset(),
                                 props_handle.offset()});
   if (have_filter) data_end = std::min(data_end, filter_handle.offset());
+  if (have_dict) data_end = std::min(data_end, dict_handle.offset());
   table->data_end_ = data_end;
 
   // No CRC covers the footer or a metaindex handle's target: a handle
@@ -190,8 +203,20 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
   // through a handle already verified, say where the blocks must be.
   s = CheckLayoutAgainstProperties(name, table->footer_, footer_offset,
                                    data_end, have_filter, filter_handle,
-                                   table->props_);
+                                   have_dict, dict_handle, table->props_);
   if (!s.ok()) return s;
+
+  // Compression dictionary (verified like every meta block, then by zstd).
+  if (have_dict) {
+    auto contents = table->ReadMetaBlock(dict_handle);
+    if (!contents.ok()) return contents.status();
+    auto dict = ZstdDictionary::Load(
+        std::string(contents->data()),
+        absl::StrFormat("%s: compression dictionary at offset %d", name,
+                        dict_handle.offset()));
+    if (!dict.ok()) return dict.status();
+    table->dictionary_ = std::move(*dict);
+  }
 
   // Index.
   {
@@ -297,6 +322,7 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
   ro.statistics = options_.statistics;
   ro.file_name = file_name_;
   ro.limit = data_end_;
+  ro.dictionary = dictionary_.get();
   auto contents = ReadBlock(file, ro, handle);
   Record(options_.statistics, Ticker::kDataBlockReads);
   if (!contents.ok()) return contents.status();

@@ -41,6 +41,7 @@
 #include "siftdb/iterator.h"
 #include "siftdb/options.h"
 #include "table/block.h"
+#include "table/compression_dict.h"
 #include "table/format.h"
 #include "table/internal_key.h"
 #include "table/table_options.h"
@@ -197,6 +198,10 @@ class Table {
   const Footer& footer() const { return footer_; }
   // Offset where the data blocks end (the first meta block).
   uint64_t data_end() const { return data_end_; }
+  // The table's compression dictionary; null when it has none.
+  const ZstdDictionary* compression_dictionary() const {
+    return dictionary_.get();
+  }
 
   // Verifies the CRC of every data block without decompressing it, and
   // that the index's blocks tile [0, data_end()) in order: a cheap check
@@ -334,6 +339,7 @@ class Table {
   Footer footer_;
   TableProperties props_;
   std::unique_ptr<Block> index_block_;
+  std::unique_ptr<ZstdDictionary> dictionary_;  // null: none
 
   BlockHandle filter_handle_;
   size_t filter_size_ = 0;

@@ -40,6 +40,15 @@ TableBuilder::TableBuilder(const TableOptions& options, WritableFile* file)
         options_.filter_policy.get(),
         std::max<size_t>(options_.filter_partition_size, 64));
   }
+  if (options_.compression == kZstdCompression &&
+      options_.compression_max_dict_bytes > 0) {
+    buffering_ = true;
+    const size_t dict_bytes = options_.compression_max_dict_bytes;
+    buffer_limit_ = std::max(options_.compression_zstd_max_train_bytes > 0
+                                 ? options_.compression_zstd_max_train_bytes
+                                 : 8 * dict_bytes,
+                             dict_bytes);
+  }
   props_.comparator_name = comparator_.user_comparator()->Name();
   props_.compression_name = CompressionTypeName(options_.compression);
   props_.format_version = kTableFormatVersion;
@@ -120,9 +129,13 @@ void TableBuilder::Add(std::string_view key, std::string_view value) {
 
   if (pending_index_entry_) {
     comparator_.FindShortestSeparator(&last_key_, key);
-    std::string handle_encoding;
-    pending_handle_.EncodeTo(&handle_encoding);
-    index_block_.Add(last_key_, handle_encoding);
+    if (buffering_) {
+      buffered_.back().index_key = last_key_;
+    } else {
+      std::string handle_encoding;
+      pending_handle_.EncodeTo(&handle_encoding);
+      index_block_.Add(last_key_, handle_encoding);
+    }
     pending_index_entry_ = false;
   }
 
@@ -139,27 +152,71 @@ void TableBuilder::Add(std::string_view key, std::string_view value) {
 
 void TableBuilder::Flush() {
   if (!status_.ok() || data_block_.empty()) return;
-  WriteBlock(&data_block_, &pending_handle_);
+  if (buffering_) {
+    const std::string_view raw = data_block_.Finish();
+    buffered_.push_back({std::string(raw), std::string()});
+    buffered_bytes_ += raw.size();
+    data_block_.Reset();
+    pending_index_entry_ = true;
+    props_.num_data_blocks++;
+    if (buffered_bytes_ >= buffer_limit_) EndBuffering();
+    return;
+  }
+  WriteBlock(&data_block_, &pending_handle_, dictionary_.get());
   if (status_.ok()) {
     pending_index_entry_ = true;
     props_.num_data_blocks++;
   }
 }
 
-void TableBuilder::WriteBlock(BlockBuilder* block, BlockHandle* handle) {
-  const std::string_view raw = block->Finish();
+void TableBuilder::EndBuffering() {
+  buffering_ = false;
+  std::string samples;
+  samples.reserve(buffered_bytes_);
+  std::vector<size_t> sizes;
+  sizes.reserve(buffered_.size());
+  for (const BufferedBlock& b : buffered_) {
+    samples.append(b.raw);
+    sizes.push_back(b.raw.size());
+  }
+  dictionary_ = ZstdDictionary::Build(
+      samples, sizes, options_.compression_max_dict_bytes,
+      options_.compression_level,
+      /*train=*/options_.compression_zstd_max_train_bytes > 0);
+  samples.clear();
+  samples.shrink_to_fit();
+  for (size_t i = 0; i < buffered_.size() && status_.ok(); i++) {
+    WriteCompressedBlock(buffered_[i].raw, dictionary_.get(), &pending_handle_);
+    if (i + 1 == buffered_.size()) break;  // its entry stays pending
+    std::string handle_encoding;
+    pending_handle_.EncodeTo(&handle_encoding);
+    index_block_.Add(buffered_[i].index_key, handle_encoding);
+  }
+  buffered_.clear();
+  buffered_.shrink_to_fit();
+  buffered_bytes_ = 0;
+}
+
+void TableBuilder::WriteBlock(BlockBuilder* block, BlockHandle* handle,
+                              const ZstdDictionary* dictionary) {
+  WriteCompressedBlock(block->Finish(), dictionary, handle);
+  block->Reset();
+}
+
+void TableBuilder::WriteCompressedBlock(std::string_view raw,
+                                        const ZstdDictionary* dictionary,
+                                        BlockHandle* handle) {
   std::string_view contents = raw;
   CompressionType type = kNoCompression;
   // Keep the compressed form only when it saves at least 12.5%.
   if (CompressBlock(options_.compression, options_.compression_level, raw,
-                    &compressed_) &&
+                    &compressed_, dictionary) &&
       compressed_.size() < raw.size() &&
       8 * (raw.size() - compressed_.size()) >= raw.size()) {
     contents = compressed_;
     type = options_.compression;
   }
   WriteRawBlock(contents, type, handle);
-  block->Reset();
 }
 
 void TableBuilder::WriteRawBlock(std::string_view contents,
@@ -194,12 +251,24 @@ absl::Status TableBuilder::Finish() {
         "TableBuilder::Finish: already finished or abandoned");
   }
   Flush();
+  if (buffering_) EndBuffering();
   closed_ = true;
   if (!status_.ok()) return status_;
   props_.data_size = offset_;
 
   std::vector<std::pair<std::string, std::string>> meta;  // metaindex
   std::string handle_encoding;
+
+  // Compression dictionary, stored raw; its table is format version 2.
+  if (dictionary_ != nullptr) {
+    BlockHandle dict_handle;
+    WriteRawBlock(dictionary_->bytes(), kNoCompression, &dict_handle);
+    if (!status_.ok()) return status_;
+    props_.compression_dict_size = dictionary_->bytes().size();
+    props_.format_version = kTableFormatVersionWithDictionary;
+    dict_handle.EncodeTo(&handle_encoding);
+    meta.emplace_back(kCompressionDictMetaKey, handle_encoding);
+  }
 
   // Filter block: the filter's bytes, stored raw.
   if (filter_builder_ != nullptr || partitioned_builder_ != nullptr) {
@@ -262,6 +331,7 @@ absl::Status TableBuilder::Finish() {
   }
 
   Footer footer;
+  footer.format_version = props_.format_version;
   footer.metaindex_handle = metaindex_handle;
   footer.index_handle = index_handle;
   std::string footer_encoding;

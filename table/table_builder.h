@@ -26,6 +26,7 @@
 #include "filter/partitioned_filter.h"
 #include "siftdb/env.h"
 #include "table/block_builder.h"
+#include "table/compression_dict.h"
 #include "table/format.h"
 #include "table/internal_key.h"
 #include "table/table_options.h"
@@ -63,6 +64,10 @@ class TableBuilder {
   // table the remote reader and older readers can handle).
   static bool PartitionsFilters(const TableOptions& options);
   // Bytes written to the file so far (its final size after Finish()).
+  // Data blocks held back to build a compression dictionary (at most
+  // TableOptions::compression_zstd_max_train_bytes, or 8 times
+  // compression_max_dict_bytes, of block bytes) are not counted until they
+  // are written.
   uint64_t FileSize() const { return offset_; }
   absl::Status status() const { return status_; }
   // Complete after a successful Finish(); counts so far before it.
@@ -74,8 +79,17 @@ class TableBuilder {
   // Adds a new user key's filter entries: the key (unless prefix-only)
   // and its prefix (when new and in the extractor's domain).
   void AddToFilter(std::string_view user_key);
-  // Finishes `block`, compresses it as configured, writes it, resets it.
-  void WriteBlock(BlockBuilder* block, BlockHandle* handle);
+  // Finishes `block`, compresses it as configured (against `dictionary`
+  // when not null), writes it, resets it.
+  void WriteBlock(BlockBuilder* block, BlockHandle* handle,
+                  const ZstdDictionary* dictionary = nullptr);
+  void WriteCompressedBlock(std::string_view raw,
+                            const ZstdDictionary* dictionary,
+                            BlockHandle* handle);
+  // Builds the dictionary from the held-back data blocks (none when zstd
+  // cannot), then writes them and their index entries; the last one's
+  // entry stays pending, as after any data block.
+  void EndBuffering();
   void WriteRawBlock(std::string_view contents, CompressionType type,
                      BlockHandle* handle);
 
@@ -105,6 +119,20 @@ class TableBuilder {
   std::string last_prefix_;  // the prefix added last
   bool have_last_prefix_ = false;
   std::string compressed_;  // scratch for the compressed form
+
+  // A compression dictionary (TableOptions::compression_max_dict_bytes
+  // with zstd): the first data blocks wait in buffered_ until
+  // buffer_limit_ bytes of them are there (or Finish()), then the
+  // dictionary is built from them and they are written.
+  struct BufferedBlock {
+    std::string raw;
+    std::string index_key;  // the separator after it; set by the next Add()
+  };
+  bool buffering_ = false;
+  std::vector<BufferedBlock> buffered_;
+  size_t buffered_bytes_ = 0;
+  size_t buffer_limit_ = 0;
+  std::unique_ptr<ZstdDictionary> dictionary_;  // null: none
   TableProperties props_;
 };
 

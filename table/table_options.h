@@ -39,6 +39,12 @@ struct TableOptions {
   CompressionType compression = kSnappyCompression;
   // Compressor level for LZ4 and zstd (CompressionOptions::level).
   int compression_level = CompressionOptions::kDefaultCompressionLevel;
+  // CompressionOptions::max_dict_bytes and zstd_max_train_bytes: with zstd
+  // and max_dict_bytes > 0, the builder holds the first data blocks back,
+  // builds the table's dictionary from them and compresses every data
+  // block against it (table/compression_dict.h).
+  size_t compression_max_dict_bytes = 0;
+  size_t compression_zstd_max_train_bytes = 0;
   // Builds the whole-table filter over user keys. null: tables have no
   // filter. When reading, a table's filter is interpreted by this policy
   // when the names match, otherwise by FilterPolicyFromName().

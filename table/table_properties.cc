@@ -37,6 +37,7 @@ struct IntProperty {
   uint64_t TableProperties::*field;
 };
 constexpr IntProperty kIntProperties[] = {
+    {pn::kCompressionDictSize, &TableProperties::compression_dict_size},
     {pn::kCreationTime, &TableProperties::creation_time},
     {pn::kDataBlocks, &TableProperties::num_data_blocks},
     {pn::kDataSize, &TableProperties::data_size},
@@ -68,6 +69,12 @@ std::vector<std::pair<std::string, std::string>> EncodeTableProperties(
     const TableProperties& props) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const IntProperty& p : kIntProperties) {
+    // Tables without a dictionary keep the layout they had before
+    // dictionaries existed.
+    if (p.field == &TableProperties::compression_dict_size &&
+        props.compression_dict_size == 0) {
+      continue;
+    }
     out.emplace_back(p.name, VarintValue(props.*(p.field)));
   }
   for (const StringProperty& p : kStringProperties) {
@@ -152,6 +159,10 @@ std::string TablePropertiesToString(const TableProperties& props) {
     absl::StrAppendFormat(&out, "%s: %s\n", name, value);
   };
   for (const IntProperty& p : kIntProperties) {
+    if (p.field == &TableProperties::compression_dict_size &&
+        props.compression_dict_size == 0) {
+      continue;
+    }
     line(p.name, absl::StrFormat("%d", props.*(p.field)));
   }
   line(pn::kComparator, props.comparator_name);

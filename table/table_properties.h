@@ -36,6 +36,9 @@ struct TableProperties {
   uint64_t index_size = 0;
   // Bytes of the filter (the filter block without its trailer); 0: none.
   uint64_t filter_size = 0;
+  // Bytes of the compression dictionary (its meta block without the
+  // trailer); 0: none. Stored only when non-zero.
+  uint64_t compression_dict_size = 0;
   uint64_t num_data_blocks = 0;
   // Name of the filter policy ("" when the table has no filter), its bits
   // per key, and the number of distinct user keys added to the filter.
@@ -73,6 +76,7 @@ struct TableProperties {
 namespace property_names {
 inline constexpr char kComparator[] = "siftdb.comparator";
 inline constexpr char kCompression[] = "siftdb.compression";
+inline constexpr char kCompressionDictSize[] = "siftdb.compression.dict.size";
 inline constexpr char kCreationTime[] = "siftdb.creation.time";
 inline constexpr char kDataBlocks[] = "siftdb.data.blocks";
 inline constexpr char kDataSize[] = "siftdb.data.size";

@@ -93,6 +93,10 @@ struct EngineConfig {
   // kDefaultCompressionLevel: the library's default.
   static constexpr int kDefaultCompressionLevel = 32767;
   int compression_level = kDefaultCompressionLevel;
+  // zstd dictionaries (CompressionOptions::max_dict_bytes and
+  // zstd_max_train_bytes, siftdb and RocksDB); 0: none / raw samples.
+  uint64_t compression_max_dict_bytes = 0;
+  uint64_t compression_zstd_max_train_bytes = 0;
   // Compression of the bottommost level (Options::bottommost_compression,
   // siftdb and RocksDB); empty: the level's own.
   std::string bottommost_compression;

@@ -146,6 +146,11 @@ class LevelDBEngine final : public BenchEngine {
           "leveldb: --bottommost_compression is not supported (LevelDB has "
           "one compression for every level)");
     }
+    if (config.compression_max_dict_bytes != 0) {
+      return absl::InvalidArgumentError(
+          "leveldb: --compression_max_dict_bytes is not supported (LevelDB "
+          "has no compression dictionaries)");
+    }
     if (config.compression_level != EngineConfig::kDefaultCompressionLevel) {
       return absl::InvalidArgumentError(
           "leveldb: --compression_level is not supported (Snappy has no "

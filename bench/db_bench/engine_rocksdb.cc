@@ -178,6 +178,17 @@ class RocksDBEngine final : public BenchEngine {
     }
     // RocksDB's own sentinel for "the library's default" is the same 32767.
     options_.compression_opts.level = config.compression_level;
+    options_.compression_opts.max_dict_bytes =
+        static_cast<uint32_t>(config.compression_max_dict_bytes);
+    options_.compression_opts.zstd_max_train_bytes =
+        static_cast<uint32_t>(config.compression_zstd_max_train_bytes);
+    // RocksDB applies bottommost_compression_opts, not compression_opts,
+    // to its bottommost level once that is enabled; mirror the dictionary
+    // there too so both engines compress their bottom alike.
+    if (config.compression_max_dict_bytes > 0) {
+      options_.bottommost_compression_opts = options_.compression_opts;
+      options_.bottommost_compression_opts.enabled = true;
+    }
     rocksdb::DB* db = nullptr;
     rocksdb::Status s = rocksdb::DB::Open(options_, path, &db);
     if (!s.ok()) return FromRocksDB(s);

@@ -135,6 +135,10 @@ class SiftdbEngine final : public BenchEngine {
           CompressionByName(config.bottommost_compression);
     }
     options_.compression_opts.level = config.compression_level;
+    options_.compression_opts.max_dict_bytes =
+        config.compression_max_dict_bytes;
+    options_.compression_opts.zstd_max_train_bytes =
+        config.compression_zstd_max_train_bytes;
     options_.filter_bits_per_key = config.bloom_bits;
     options_.optimize_filters_for_hits = config.optimize_filters_for_hits;
     options_.cache_filter_blocks = config.cache_filter_blocks;

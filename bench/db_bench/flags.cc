@@ -110,6 +110,12 @@ ABSL_FLAG(std::string, compression, "snappy",
 ABSL_FLAG(int32_t, compression_level, 32767,
           "Compressor level for lz4 and zstd (Options::compression_opts."
           "level); 32767: the library's default");
+ABSL_FLAG(int64_t, compression_max_dict_bytes, 0,
+          "zstd dictionary bytes per table (Options::compression_opts."
+          "max_dict_bytes; RocksDB's name); 0: none");
+ABSL_FLAG(int64_t, compression_zstd_max_train_bytes, 0,
+          "Bytes of blocks zstd's trainer builds each dictionary from "
+          "(Options::compression_opts.zstd_max_train_bytes); 0: raw samples");
 ABSL_FLAG(std::string, bottommost_compression, "",
           "Compression of the bottommost level (Options::"
           "bottommost_compression): none, snappy, lz4 or zstd; empty: the "
@@ -158,7 +164,7 @@ bool IsCompressionName(std::string_view name) {
 namespace {
 
 // --bloom_bits, --compression (LevelDB's spellings included),
-// --compression_level and --bottommost_compression.
+// --compression_level, the dictionary flags and --bottommost_compression.
 absl::Status ApplyFilterAndCompression(EngineConfig* e) {
   const double bloom_bits = absl::GetFlag(FLAGS_bloom_bits);
   if (!(bloom_bits >= 0 && bloom_bits <= 100)) {
@@ -216,6 +222,17 @@ absl::Status ApplyFilterAndCompression(EngineConfig* e) {
   }
   e->bottommost_compression = bottommost;
   e->compression_level = absl::GetFlag(FLAGS_compression_level);
+  const int64_t dict_bytes = absl::GetFlag(FLAGS_compression_max_dict_bytes);
+  const int64_t train_bytes =
+      absl::GetFlag(FLAGS_compression_zstd_max_train_bytes);
+  if (dict_bytes < 0 || train_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--compression_max_dict_bytes=%d, --compression_zstd_max_train_"
+        "bytes=%d: must not be negative",
+        dict_bytes, train_bytes));
+  }
+  e->compression_max_dict_bytes = static_cast<uint64_t>(dict_bytes);
+  e->compression_zstd_max_train_bytes = static_cast<uint64_t>(train_bytes);
   return absl::OkStatus();
 }
 

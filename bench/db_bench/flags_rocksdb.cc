@@ -149,7 +149,6 @@ const char* const kIgnoredRocksDBFlags[] = {
     "cache_high_pri_pool_ratio",
     "cache_low_pri_pool_ratio",
     "cache_numshardbits",
-    "compression_max_dict_bytes",
     "delete_obsolete_files_period_micros",
     "hard_pending_compaction_bytes_limit",
     "max_background_compactions",

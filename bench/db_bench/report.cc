@@ -145,6 +145,14 @@ std::string FormatHeader(const BenchConfig& config,
   if (!e.bottommost_compression.empty()) {
     out += absl::StrFormat(", bottommost %s", e.bottommost_compression);
   }
+  if (e.compression_max_dict_bytes > 0) {
+    out += absl::StrFormat(
+        ", zstd dictionaries of %d bytes (%s)", e.compression_max_dict_bytes,
+        e.compression_zstd_max_train_bytes > 0
+            ? absl::StrFormat("trained on %d bytes",
+                              e.compression_zstd_max_train_bytes)
+            : std::string("raw samples"));
+  }
   out += "\n";
   out += absl::StrFormat(
       "Options:    block cache %s, write buffer %s, max file %s%s, block %d "

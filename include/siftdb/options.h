@@ -58,6 +58,25 @@ struct CompressionOptions {
   // its maximum); < 0 the fast coder with acceleration -level; 0 or
   // kDefaultCompressionLevel the default coder. Ignored by Snappy.
   int level = kDefaultCompressionLevel;
+  // zstd only (other types ignore both; RocksDB's names): when > 0, each
+  // table compressed with zstd gets a dictionary of at most this many bytes
+  // (stored in the table, docs/table_format.md), built from its first data
+  // blocks, and every data block is compressed against it. Small blocks
+  // share little with one another; a dictionary gives each the context of
+  // the whole table. Costs: those first blocks wait in memory until the
+  // dictionary is built, each open table holds its dictionary, and
+  // building one costs CPU in every flush and compaction that writes zstd
+  // (docs/compaction.md, "Compression dictionaries", has figures). 0
+  // (default): no dictionary. Otherwise 256 to 16 MiB.
+  size_t max_dict_bytes = 0;
+  // With max_dict_bytes: 0 (default): the dictionary is raw block bytes
+  // spread over the first 8 * max_dict_bytes of blocks (cheap). > 0:
+  // zstd's trainer picks it from the first this many bytes of blocks
+  // (smaller tables, more CPU per table; RocksDB suggests 100 times
+  // max_dict_bytes). At most 1 GiB. The held-back blocks count toward the
+  // table's size (target_file_size_base) only once written, so a table
+  // grows to at least this many bytes of blocks before it is cut.
+  size_t zstd_max_train_bytes = 0;
 };
 
 // Limits enforced on every write; larger input is InvalidArgument.

@@ -114,6 +114,22 @@ TEST(ErrorsOptions, CompressionUnknown) {
       {"invalid option: compression = 255"});
 }
 
+TEST(ErrorsOptions, CompressionDictOutOfRange) {
+  ExpectRejected(
+      {[](Options* o) { o->compression_opts.max_dict_bytes = 255; },
+       [](Options* o) {
+         o->compression_opts.max_dict_bytes = (size_t{16} << 20) + 1;
+       }},
+      {"invalid option: compression_opts.max_dict_bytes", "or 256 to"});
+  ExpectRejected({[](Options* o) {
+                   o->compression_opts.max_dict_bytes = 4096;
+                   o->compression_opts.zstd_max_train_bytes =
+                       (size_t{1} << 30) + 1;
+                 }},
+                 {"invalid option: compression_opts.zstd_max_train_bytes",
+                  "at most 1 GiB"});
+}
+
 TEST(ErrorsOptions, FilterBitsPerKeyOutOfRange) {
   ExpectRejected({[](Options* o) { o->filter_bits_per_key = -1; },
                   [](Options* o) { o->filter_bits_per_key = 101; },

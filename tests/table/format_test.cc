@@ -84,8 +84,17 @@ TEST(FormatTest, FooterBytesMatchTheSpec) {
             absl::string_view::npos)
       << s;
   bad = enc;
-  bad[40] = 2;  // version
-  EXPECT_EQ(d.DecodeFrom(bad, "t").code(), absl::StatusCode::kDataLoss);
+  bad[40] = 2;  // version 2: a table with a compression dictionary
+  ASSERT_TRUE(d.DecodeFrom(bad, "t").ok());
+  EXPECT_EQ(d.format_version, kTableFormatVersionWithDictionary);
+  for (char v : {0, 3, 0x7f}) {
+    bad[40] = v;
+    s = d.DecodeFrom(bad, "t");
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << int{v};
+    EXPECT_NE(s.message().find("unsupported table format version"),
+              absl::string_view::npos)
+        << s;
+  }
   bad = enc;
   for (int i = 0; i < 40; i++) bad[i] = '\xff';  // varints never end
   EXPECT_EQ(d.DecodeFrom(bad, "t").code(), absl::StatusCode::kDataLoss);

@@ -29,7 +29,15 @@ namespace {
 
 // One block of the file and what it holds.
 struct BlockRef {
-  enum Kind { kData, kFilter, kIndex, kProperties, kMetaindex, kOtherMeta };
+  enum Kind {
+    kData,
+    kFilter,
+    kIndex,
+    kProperties,
+    kMetaindex,
+    kDictionary,
+    kOtherMeta
+  };
   Kind kind;
   std::string label;  // e.g. "data block 3", "filter.siftdb.BlockedBloom"
   BlockHandle handle;
@@ -45,6 +53,7 @@ std::vector<BlockRef> AllBlocks(const TableLayout& layout) {
     BlockRef::Kind kind = BlockRef::kOtherMeta;
     if (name == kPropertiesMetaKey) kind = BlockRef::kProperties;
     if (name.rfind(kFilterMetaPrefix, 0) == 0) kind = BlockRef::kFilter;
+    if (name == kCompressionDictMetaKey) kind = BlockRef::kDictionary;
     blocks.push_back({kind, name, handle});
   }
   blocks.push_back({BlockRef::kIndex, "index", layout.footer.index_handle});
@@ -57,15 +66,16 @@ std::vector<BlockRef> AllBlocks(const TableLayout& layout) {
   return blocks;
 }
 
-// Reads a block (CRC verified) and parses it as a key/value block.
-absl::StatusOr<std::unique_ptr<Block>> ReadKvBlock(const RandomAccessFile& file,
-                                                   const std::string& name,
-                                                   uint64_t limit,
-                                                   const BlockHandle& handle) {
+// Reads a block (CRC verified; a data block decompressed against
+// `dictionary` when not null) and parses it as a key/value block.
+absl::StatusOr<std::unique_ptr<Block>> ReadKvBlock(
+    const RandomAccessFile& file, const std::string& name, uint64_t limit,
+    const BlockHandle& handle, const ZstdDictionary* dictionary = nullptr) {
   ReadBlockOptions ro;
   ro.verify_checksum = true;
   ro.file_name = name;
   ro.limit = limit;
+  ro.dictionary = dictionary;
   auto contents = ReadBlock(file, ro, handle);
   if (!contents.ok()) return contents.status();
   return Block::Create(std::move(*contents), handle.offset(), name);
@@ -133,6 +143,21 @@ absl::StatusOr<TableLayout> ReadLayout(const RandomAccessFile& file,
   if (!s.ok()) return s;
   s = read_handles(layout.footer.index_handle, &icmp, &layout.data);
   if (!s.ok()) return s;
+  for (const auto& [key, handle] : layout.meta) {
+    if (key != kCompressionDictMetaKey) continue;
+    ReadBlockOptions ro;
+    ro.verify_checksum = true;
+    ro.file_name = name;
+    ro.limit = footer_offset;
+    auto contents = ReadBlock(file, ro, handle);
+    if (!contents.ok()) return contents.status();
+    auto dict = ZstdDictionary::Load(
+        std::string(contents->data()),
+        absl::StrFormat("%s: compression dictionary at offset %d", name,
+                        handle.offset()));
+    if (!dict.ok()) return dict.status();
+    layout.dictionary = std::move(*dict);
+  }
   return layout;
 }
 
@@ -173,8 +198,11 @@ absl::Status Verify(Env* env, const std::string& path, std::FILE* out) {
             "%s: filter block at offset %d is compressed (must be raw)", path,
             b.handle.offset()));
       }
+    } else if (b.kind == BlockRef::kDictionary) {
+      // Read, verified and loaded by ReadLayout.
     } else {
-      auto block = ReadKvBlock(**file, path, limit, b.handle);
+      auto block =
+          ReadKvBlock(**file, path, limit, b.handle, layout->dictionary.get());
       absl::Status s = block.status();
       if (s.ok()) {
         const Comparator* cmp =
@@ -333,8 +361,8 @@ void DumpKvBlock(const Block& block, const BlockRef& b, const std::string& path,
 // Problems are printed and appended to *errors.
 void DumpRawBlock(const RandomAccessFile& file, const std::string& path,
                   uint64_t limit, const BlockRef& b, const Comparator* icmp,
-                  const DumpOptions& opts, std::FILE* out,
-                  std::vector<std::string>* errors) {
+                  const ZstdDictionary* dictionary, const DumpOptions& opts,
+                  std::FILE* out, std::vector<std::string>* errors) {
   const uint64_t offset = b.handle.offset();
   std::fprintf(out, "\n%s at offset %llu, size %llu (+%zu-byte trailer)",
                b.label.c_str(), static_cast<unsigned long long>(offset),
@@ -357,7 +385,8 @@ void DumpRawBlock(const RandomAccessFile& file, const std::string& path,
   }
   const std::string context =
       absl::StrFormat("%s: block at offset %d", path, offset);
-  auto contents = UncompressBlock(stored.substr(0, n), type, context);
+  auto contents =
+      UncompressBlock(stored.substr(0, n), type, context, dictionary);
   if (!contents.ok()) {
     std::fprintf(out, "  %s\n",
                  std::string(contents.status().message()).c_str());
@@ -366,6 +395,11 @@ void DumpRawBlock(const RandomAccessFile& file, const std::string& path,
   }
   if (b.kind == BlockRef::kFilter) {
     DumpFilterBlock(contents->data(), out);
+    return;
+  }
+  if (b.kind == BlockRef::kDictionary) {
+    std::fprintf(out, "  zstd dictionary, ID %u, %zu bytes\n",
+                 dictionary != nullptr ? dictionary->id() : 0u, contents->size);
     return;
   }
   if (b.kind == BlockRef::kOtherMeta) {
@@ -399,7 +433,8 @@ absl::Status Raw(Env* env, const std::string& path, const DumpOptions& opts,
   const uint64_t limit = size - kFooterSize;
   std::vector<std::string> errors;
   for (const BlockRef& b : AllBlocks(*layout)) {
-    DumpRawBlock(**file, path, limit, b, &icmp, opts, out, &errors);
+    DumpRawBlock(**file, path, limit, b, &icmp, layout->dictionary.get(), opts,
+                 out, &errors);
   }
   if (!errors.empty()) return absl::DataLossError(absl::StrJoin(errors, "\n"));
   return absl::OkStatus();

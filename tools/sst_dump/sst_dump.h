@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "siftdb/env.h"
+#include "table/compression_dict.h"
 #include "table/format.h"
 
 namespace siftdb::sst_dump {
@@ -72,13 +73,17 @@ struct TableLayout {
   std::vector<std::pair<std::string, BlockHandle>> meta;
   // Index entries (separator internal key -> data block handle).
   std::vector<std::pair<std::string, BlockHandle>> data;
+  // The table's zstd dictionary (its "compression_dict" meta block); null
+  // when it has none.
+  std::shared_ptr<const ZstdDictionary> dictionary;
 };
 
 // Opens `path` for reading; *size gets its size.
 absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenFile(
     Env* env, const std::string& path, uint64_t* size);
 
-// Reads the footer, metaindex and index blocks (CRC verified).
+// Reads the footer, metaindex and index blocks and the compression
+// dictionary, if any (CRC verified).
 absl::StatusOr<TableLayout> ReadLayout(const RandomAccessFile& file,
                                        const std::string& name,
                                        uint64_t file_size);
