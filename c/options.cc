@@ -201,6 +201,20 @@ void siftdb_options_set_compression_level(siftdb_options_t* options,
   if (options != nullptr) options->rep.compression_opts.level = level;
 }
 
+void siftdb_options_set_compression_max_dict_bytes(siftdb_options_t* options,
+                                                   size_t max_dict_bytes) {
+  if (options != nullptr) {
+    options->rep.compression_opts.max_dict_bytes = max_dict_bytes;
+  }
+}
+
+void siftdb_options_set_compression_zstd_max_train_bytes(
+    siftdb_options_t* options, size_t zstd_max_train_bytes) {
+  if (options != nullptr) {
+    options->rep.compression_opts.zstd_max_train_bytes = zstd_max_train_bytes;
+  }
+}
+
 void siftdb_options_set_filter_bits_per_key(siftdb_options_t* options,
                                             double bits_per_key) {
   if (options != nullptr) options->rep.filter_bits_per_key = bits_per_key;

@@ -366,6 +366,14 @@ SIFTDB_EXPORT void siftdb_options_set_bottommost_compression(
 enum { siftdb_default_compression_level = 32767 };
 SIFTDB_EXPORT void siftdb_options_set_compression_level(
     siftdb_options_t* options, int level);
+// Options::compression_opts.max_dict_bytes (zstd dictionaries; 0, the
+// default: none; else 256 to 16 MiB, checked by siftdb_open) and
+// zstd_max_train_bytes (0: raw samples; else zstd's trainer over that many
+// bytes of blocks).
+SIFTDB_EXPORT void siftdb_options_set_compression_max_dict_bytes(
+    siftdb_options_t* options, size_t max_dict_bytes);
+SIFTDB_EXPORT void siftdb_options_set_compression_zstd_max_train_bytes(
+    siftdb_options_t* options, size_t zstd_max_train_bytes);
 // Bits per key of the default Bloom filter; 0 disables table filters.
 SIFTDB_EXPORT void siftdb_options_set_filter_bits_per_key(
     siftdb_options_t* options, double bits_per_key);
