@@ -104,10 +104,7 @@ bool ZstdCompress(int level, std::string_view raw, std::string* out,
                   const ZstdDictionary* dictionary) {
   ZSTD_CCtx* ctx = ThreadZstdCCtx();
   if (ctx == nullptr) return false;
-  if (level == CompressionOptions::kDefaultCompressionLevel) {
-    level = ZSTD_CLEVEL_DEFAULT;
-  }
-  level = std::clamp(level, ZSTD_minCLevel(), ZSTD_maxCLevel());
+  level = ZstdLevel(level);
   const size_t bound = ZSTD_compressBound(raw.size());
   const size_t start = out->size();
   out->resize(start + bound);

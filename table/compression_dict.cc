@@ -16,8 +16,6 @@
 
 namespace siftdb {
 
-namespace {
-
 int ZstdLevel(int level) {
   if (level == CompressionOptions::kDefaultCompressionLevel) {
     return ZSTD_CLEVEL_DEFAULT;
@@ -25,26 +23,24 @@ int ZstdLevel(int level) {
   return std::clamp(level, ZSTD_minCLevel(), ZSTD_maxCLevel());
 }
 
+namespace {
+
 // Raw content: whole samples taken at even steps until max_bytes is
 // filled (the last one cut), so the content spans the whole table so far.
 std::string RawContent(std::string_view samples,
                        const std::vector<size_t>& sizes, size_t max_bytes) {
-  std::vector<size_t> starts;
-  starts.reserve(sizes.size());
-  size_t offset = 0;
-  for (size_t n : sizes) {
-    starts.push_back(offset);
-    offset += n;
-  }
   std::string content;
   if (sizes.empty()) return content;
   const size_t mean = std::max<size_t>(1, samples.size() / sizes.size());
   const size_t wanted = std::max<size_t>(1, max_bytes / mean);
   const size_t step = std::max<size_t>(1, sizes.size() / wanted);
-  for (size_t i = 0; i < sizes.size() && content.size() < max_bytes;
-       i += step) {
-    const size_t take = std::min(sizes[i], max_bytes - content.size());
-    content.append(samples.substr(starts[i], take));
+  size_t offset = 0;
+  for (size_t i = 0; i < sizes.size() && content.size() < max_bytes; i++) {
+    if (i % step == 0) {
+      const size_t take = std::min(sizes[i], max_bytes - content.size());
+      content.append(samples.substr(offset, take));
+    }
+    offset += sizes[i];
   }
   return content;
 }

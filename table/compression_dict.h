@@ -37,6 +37,10 @@ inline constexpr size_t kMinCompressionDictBytes = 256;
 // Largest accepted (a dictionary is held whole by every open table).
 inline constexpr size_t kMaxCompressionDictBytes = size_t{16} << 20;
 
+// The zstd level for CompressionOptions::level: zstd's default for
+// kDefaultCompressionLevel, others clamped to zstd's range.
+int ZstdLevel(int level);
+
 class ZstdDictionary {
  public:
   // Builds a dictionary of at most `max_bytes` from `samples` (the

@@ -9,6 +9,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_format.h"
+#include "table/compression_dict.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -141,6 +142,20 @@ absl::Status ReadRawBlock(const RandomAccessFile& file,
 }
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<ZstdDictionary>> ReadCompressionDictionary(
+    const RandomAccessFile& file, const ReadBlockOptions& options,
+    const BlockHandle& handle) {
+  ReadBlockOptions ro = options;
+  ro.verify_checksum = true;
+  ro.dictionary = nullptr;
+  auto contents = ReadBlock(file, ro, handle);
+  if (!contents.ok()) return contents.status();
+  return ZstdDictionary::Load(
+      std::string(contents->data()),
+      absl::StrFormat("%s: compression dictionary at offset %d",
+                      options.file_name, handle.offset()));
+}
 
 absl::Status VerifyBlockChecksum(const RandomAccessFile& file,
                                  const ReadBlockOptions& options,

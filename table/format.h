@@ -134,6 +134,14 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
                                         const ReadBlockOptions& options,
                                         const BlockHandle& handle);
 
+// Reads the compression dictionary block at `handle` (CRC verified whatever
+// options.verify_checksum says) and loads it (ZstdDictionary::Load).
+// Errors as ReadBlock's, and DataLoss naming the file and offset when the
+// bytes are not a dictionary zstd can load.
+absl::StatusOr<std::unique_ptr<ZstdDictionary>> ReadCompressionDictionary(
+    const RandomAccessFile& file, const ReadBlockOptions& options,
+    const BlockHandle& handle);
+
 // Reads the block at `handle` with its trailer and verifies its CRC,
 // without decompressing it: what a check of freshly written bytes needs.
 // Errors as ReadBlock's (options.verify_checksum is ignored: always on).

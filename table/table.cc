@@ -208,12 +208,11 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
 
   // Compression dictionary (verified like every meta block, then by zstd).
   if (have_dict) {
-    auto contents = table->ReadMetaBlock(dict_handle);
-    if (!contents.ok()) return contents.status();
-    auto dict = ZstdDictionary::Load(
-        std::string(contents->data()),
-        absl::StrFormat("%s: compression dictionary at offset %d", name,
-                        dict_handle.offset()));
+    ReadBlockOptions ro;
+    ro.statistics = options.statistics;
+    ro.file_name = name;
+    ro.limit = footer_offset;
+    auto dict = ReadCompressionDictionary(*table->file_, ro, dict_handle);
     if (!dict.ok()) return dict.status();
     table->dictionary_ = std::move(*dict);
   }

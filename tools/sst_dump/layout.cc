@@ -146,15 +146,9 @@ absl::StatusOr<TableLayout> ReadLayout(const RandomAccessFile& file,
   for (const auto& [key, handle] : layout.meta) {
     if (key != kCompressionDictMetaKey) continue;
     ReadBlockOptions ro;
-    ro.verify_checksum = true;
     ro.file_name = name;
     ro.limit = footer_offset;
-    auto contents = ReadBlock(file, ro, handle);
-    if (!contents.ok()) return contents.status();
-    auto dict = ZstdDictionary::Load(
-        std::string(contents->data()),
-        absl::StrFormat("%s: compression dictionary at offset %d", name,
-                        handle.offset()));
+    auto dict = ReadCompressionDictionary(file, ro, handle);
     if (!dict.ok()) return dict.status();
     layout.dictionary = std::move(*dict);
   }
