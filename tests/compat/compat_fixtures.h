@@ -20,12 +20,18 @@
 //                   string <pttl> x<key> x<value>
 //                   hash <pttl> x<key> <n> x<field1> x<value1> ... (n pairs)
 //                 pttl: PTTL at dump time in ms, -1 for no expiry.
+//   prefix_answers.txt  (v2 on) one line per probed prefix, sorted:
+//                   x<prefix> maybe|no
+//                 RemoteFilter::MayContainPrefixMany's answer, with the
+//                 reader's prefix_extractor set to the variant's, while
+//                 the writer was open with its mirror settled.
 //
 // Thread safety: plain functions over caller-owned values.
 
 #ifndef SIFTDB_TESTS_COMPAT_COMPAT_FIXTURES_H_
 #define SIFTDB_TESTS_COMPAT_COMPAT_FIXTURES_H_
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <fstream>
@@ -39,14 +45,81 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "siftdb/filter_policy.h"
+#include "siftdb/options.h"
+#include "siftdb/slice_transform.h"
 
 namespace siftdb::compat {
 
-// The fixture databases of format v1: directory name under v1/, and the
-// FilterPolicy their tables use (the mirror name is MirrorName(variant)).
+// The fixture databases of each version: directory names under vN/ (the
+// mirror name is MirrorName(variant, N)). v1: the blocked and the classic
+// Bloom policy. v2 (2026-12): zstd tables with dictionaries (table format
+// version 2) and LZ4 tables, partitioned Bloom filters holding whole keys
+// and the prefixes of a capped extractor ("zstd_dict"); prefix-only Ribbon
+// filters, LZ4 and zstd tables without dictionaries ("prefix_only").
 inline constexpr const char* kV1Variants[] = {"blocked", "classic"};
-inline std::string MirrorName(std::string_view variant) {
-  return "compat_v1_" + std::string(variant);
+inline constexpr const char* kV2Variants[] = {"zstd_dict", "prefix_only"};
+inline std::string MirrorName(std::string_view variant, int version = 1) {
+  return absl::StrCat("compat_v", version, "_", std::string(variant));
+}
+
+// The filter options a variant's tables were written with; a reader given
+// them uses the tables' filters (and their prefix entries).
+inline void SetFilterOptions(std::string_view variant, Options* o) {
+  o->filter_bits_per_key = 10;
+  if (variant == "classic") {
+    o->filter_policy = NewClassicBloomFilterPolicy(10);
+  } else if (variant == "prefix_only") {
+    o->filter_policy = NewRibbonFilterPolicy(10);
+    o->prefix_extractor = NewFixedPrefixTransform(7);
+    o->whole_key_filtering = false;
+  } else {
+    o->filter_policy = NewBloomFilterPolicy(10);
+  }
+  if (variant == "zstd_dict") {
+    o->prefix_extractor = NewCappedPrefixTransform(8);
+    o->partition_filters = true;
+    o->filter_partition_size = 128;
+  }
+}
+
+// The prefixes probed for a variant with extractor `x`, sorted and
+// distinct: the prefix of every one of `keys` in x's domain, and 400 that
+// no key has (x's prefix of "kex<i>00-long" and of "key9<i>00-long",
+// i = 000..199; distinct for prefix lengths of 6 to 10).
+inline std::vector<std::string> ProbedPrefixes(
+    const SliceTransform& x, const std::vector<std::string>& keys) {
+  std::vector<std::string> out;
+  for (const std::string& k : keys) {
+    if (x.InDomain(k)) out.emplace_back(x.Transform(k));
+  }
+  for (int i = 0; i < 200; i++) {
+    for (const char* stem : {"kex", "key9"}) {
+      const std::string long_key = absl::StrFormat("%s%03d00-long", stem, i);
+      if (x.InDomain(long_key)) out.emplace_back(x.Transform(long_key));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The compressions of a variant's two writing phases (the first one's
+// tables end up on levels 0-2, the second's on level 0 and 1).
+struct PhaseCompression {
+  CompressionType type;
+  size_t max_dict_bytes;
+};
+inline PhaseCompression Phase1Compression(std::string_view variant) {
+  if (variant == "zstd_dict") return {kZstdCompression, 1024};
+  if (variant == "prefix_only") return {kLZ4Compression, 0};
+  return {kSnappyCompression, 0};
+}
+inline PhaseCompression Phase2Compression(std::string_view variant) {
+  if (variant == "zstd_dict") return {kLZ4Compression, 0};
+  if (variant == "prefix_only") return {kZstdCompression, 0};
+  return {kNoCompression, 0};
 }
 
 inline std::string Blob(std::string_view bytes) {
@@ -106,6 +179,15 @@ inline std::string FormatAnswer(const Answer& a) {
                       " ", a.remote_maybe ? "maybe" : "no");
 }
 
+struct PrefixAnswer {
+  std::string prefix;
+  bool remote_maybe = true;
+};
+
+inline std::string FormatPrefixAnswer(const PrefixAnswer& a) {
+  return absl::StrCat(Blob(a.prefix), " ", a.remote_maybe ? "maybe" : "no");
+}
+
 struct DumpedKey {
   bool is_hash = false;
   int64_t pttl = -1;
@@ -157,6 +239,24 @@ inline absl::StatusOr<std::vector<Answer>> ReadAnswers(
       return absl::DataLossError(absl::StrCat(path, ": bad line: ", line));
     }
     a.remote_maybe = f[2] == "maybe";
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+inline absl::StatusOr<std::vector<PrefixAnswer>> ReadPrefixAnswers(
+    const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> lines = ReadLines(path);
+  if (!lines.ok()) return lines.status();
+  std::vector<PrefixAnswer> out;
+  for (const std::string& line : *lines) {
+    std::vector<std::string_view> f = SplitSpaces(line);
+    PrefixAnswer a;
+    if (f.size() != 2 || !ParseBlob(f[0], &a.prefix) ||
+        (f[1] != "maybe" && f[1] != "no")) {
+      return absl::DataLossError(absl::StrCat(path, ": bad line: ", line));
+    }
+    a.remote_maybe = f[1] == "maybe";
     out.push_back(std::move(a));
   }
   return out;

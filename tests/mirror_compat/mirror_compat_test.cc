@@ -8,11 +8,16 @@
 //     cannot show which Redis history it belongs to), and never a "no";
 //   * the frozen v1 reader (v1_reader.h) reads those dumps as recorded, and
 //     reads a mirror written live by today's engine with only "maybe" (it
-//     does not know format 2) -- future writers must keep passing this.
+//     does not know format 2) -- future writers must keep passing this;
+//   * the v2 mirror dumps (format 2, prefix entries, partitioned filters),
+//     loaded with the writer's lease re-created on the new server, get
+//     exactly the recorded answers for keys and prefixes from today's
+//     RemoteFilter, and "maybe" for all from the v1 reader.
 // Needs a real redis-server (skipped, with the reason, when none exists);
 // loopback only, every wait bounded.
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +35,7 @@
 #include "siftdb/filter_policy.h"
 #include "siftdb/options.h"
 #include "siftdb/remote_filter.h"
+#include "siftdb/slice_transform.h"
 #include "tests/compat/compat_fixtures.h"
 #include "tests/mirror_compat/v1_reader.h"
 #include "tests/support/paths.h"
@@ -39,14 +45,20 @@
 namespace siftdb::compat {
 namespace mirror_compat_test {
 
-std::string FixtureDir(const std::string& variant) {
-  return test::SourceDir() + "/tests/testdata/compat/v1/" + variant;
+std::string FixtureDir(int version, const std::string& variant) {
+  return absl::StrFormat("%s/tests/testdata/compat/v%d/%s", test::SourceDir(),
+                         version, variant);
 }
 
 std::string Prefix(const std::string& name) { return "siftdb:{" + name + "}:"; }
 
+// The v1 fixtures' tests; MirrorCompatV2Test reuses its loading for v2.
 class MirrorCompatTest : public ::testing::TestWithParam<std::string> {
  protected:
+  explicit MirrorCompatTest(int version = 1) : version_(version) {}
+
+  std::string Name() const { return MirrorName(GetParam(), version_); }
+
   void SetUp() override {
     SIFTDB_REQUIRE_REDIS();
     auto server = test::RedisServer::Start();
@@ -60,10 +72,10 @@ class MirrorCompatTest : public ::testing::TestWithParam<std::string> {
     redis_ = std::move(*redis);
   }
 
-  // Loads the v1 dump of this variant: every key with its exact bytes,
+  // Loads the dump of this variant: every key with its exact bytes,
   // except the lease (see HoldLease). Reads the answers too.
   void LoadDump() {
-    const std::string dir = FixtureDir(GetParam());
+    const std::string dir = FixtureDir(version_, GetParam());
     auto answers = ReadAnswers(dir + "/answers.txt");
     ASSERT_TRUE(answers.ok()) << answers.status();
     answers_ = std::move(*answers);
@@ -72,7 +84,7 @@ class MirrorCompatTest : public ::testing::TestWithParam<std::string> {
     for (const Answer& a : answers_) keys_.push_back(a.key);
     auto dump = ReadDump(dir + "/mirror.txt");
     ASSERT_TRUE(dump.ok()) << dump.status();
-    const std::string prefix = Prefix(MirrorName(GetParam()));
+    const std::string prefix = Prefix(Name());
     std::vector<RedisArgs> cmds;
     for (const DumpedKey& d : *dump) {
       ASSERT_TRUE(absl::StartsWith(d.key, prefix)) << d.key;
@@ -108,17 +120,18 @@ class MirrorCompatTest : public ::testing::TestWithParam<std::string> {
   // every reader rightly fails open ("maybe" for all; see
   // WithoutLeaseEveryAnswerIsMaybe), so the recorded "no" answers are only
   // reproducible with the writer's state restored.
-  void HoldLease() {
+  void HoldLease() { SetLease(lease_token_); }
+
+  void SetLease(const std::string& value) {
     const int64_t px = std::stoll(manifest_["lease_ttl_ms"]) * 3 / 4;
-    auto r = redis_->Command({"SET", Prefix(MirrorName(GetParam())) + "lease",
-                              lease_token_, "PX", std::to_string(px)});
+    auto r = redis_->Command(
+        {"SET", Prefix(Name()) + "lease", value, "PX", std::to_string(px)});
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_TRUE(r->is_status()) << r->DebugString();
   }
 
   std::vector<bool> TodayAnswers(absl::Status* status) {
-    auto filter =
-        RemoteFilter::Open(server_->endpoint(), MirrorName(GetParam()));
+    auto filter = RemoteFilter::Open(server_->endpoint(), Name());
     EXPECT_TRUE(filter.ok()) << filter.status();
     std::vector<std::string_view> views(keys_.begin(), keys_.end());
     std::vector<bool> maybe;
@@ -127,16 +140,16 @@ class MirrorCompatTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::vector<bool> V1Answers(absl::Status* status) {
-    auto reader =
-        V1Reader::Connect(server_->endpoint(), MirrorName(GetParam()));
+    auto reader = V1Reader::Connect(server_->endpoint(), Name());
     EXPECT_TRUE(reader.ok()) << reader.status();
     std::vector<bool> maybe;
     if (reader.ok()) *status = (*reader)->MayContain(keys_, &maybe);
     return maybe;
   }
 
-  // Every answer equals the recorded one (so never "no" for a held key).
-  void ExpectRecorded(const std::vector<bool>& maybe) {
+  // Every answer equals the recorded one (so never "no" for a held key),
+  // and more than min_no are "no".
+  void ExpectRecorded(const std::vector<bool>& maybe, int min_no = 500) {
     ASSERT_EQ(maybe.size(), answers_.size());
     int wrong = 0, no = 0;
     for (size_t i = 0; i < maybe.size(); i++) {
@@ -151,8 +164,10 @@ class MirrorCompatTest : public ::testing::TestWithParam<std::string> {
       }
     }
     EXPECT_EQ(wrong, 0);
-    EXPECT_GT(no, 500);  // the fixtures record ~1050 "no"
+    EXPECT_GT(no, min_no);  // the v1 fixtures record ~1050 "no"
   }
+
+  const int version_;
 
   std::unique_ptr<test::RedisServer> server_;
   std::unique_ptr<RedisClient> redis_;
@@ -204,7 +219,7 @@ TEST_P(MirrorCompatTest, WithoutLeaseEveryAnswerIsMaybe) {
 // match the manifest, a live sub-filter of the wrong size. Each damage is
 // applied to a freshly loaded dump.
 TEST_P(MirrorCompatTest, V1ReaderFailsOpenOnDamage) {
-  const std::string prefix = Prefix(MirrorName(GetParam()));
+  const std::string prefix = Prefix(Name());
   const std::string manifest = prefix + "manifest";
   struct Damage {
     const char* what;
@@ -376,6 +391,126 @@ TEST_P(MirrorCompatTest, V1ReaderReadsLiveMirrorSafely) {
 
 INSTANTIATE_TEST_SUITE_P(V1, MirrorCompatTest,
                          ::testing::Values("blocked", "classic"));
+
+// The v2 fixtures (mirror format 2): today's reader answers every key and
+// every probed prefix as recorded once the writer's lease stands on the
+// server that now holds the dump; the frozen v1 reader answers "maybe".
+class MirrorCompatV2Test : public MirrorCompatTest {
+ protected:
+  MirrorCompatV2Test() : MirrorCompatTest(2) {}
+
+  // The dumped lease is "<token> <replid of the writer's server>". A writer
+  // holding the lease on this server would pair its token with this
+  // server's replid (docs/redis_mirror.md §3.5).
+  void HoldLeaseHere() {
+    const size_t space = lease_token_.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << "not a format-2 lease";
+    auto info = server_->Call({"INFO", "replication"});
+    ASSERT_TRUE(info.ok()) << info.status();
+    const size_t at = info->find("master_replid:");
+    ASSERT_NE(at, std::string::npos) << *info;
+    const size_t begin = at + std::strlen("master_replid:");
+    const std::string replid =
+        info->substr(begin, info->find_first_of("\r\n", begin) - begin);
+    ASSERT_FALSE(replid.empty());
+    ASSERT_NE(replid, lease_token_.substr(space + 1)) << "same server?";
+    SetLease(lease_token_.substr(0, space + 1) + replid);
+  }
+
+  // The variant's extractor and the recorded prefix answers (empty for a
+  // variant without an extractor).
+  void LoadPrefixAnswers() {
+    Options o;
+    SetFilterOptions(GetParam(), &o);
+    ASSERT_NE(o.prefix_extractor, nullptr);
+    extractor_ = o.prefix_extractor->Name();
+    auto a =
+        ReadPrefixAnswers(FixtureDir(2, GetParam()) + "/prefix_answers.txt");
+    ASSERT_TRUE(a.ok()) << a.status();
+    prefix_answers_ = std::move(*a);
+    ASSERT_GT(prefix_answers_.size(), 400u);
+  }
+
+  std::vector<bool> TodayPrefixAnswers(absl::Status* status) {
+    RemoteFilterReaderOptions ro;
+    ro.endpoints = {server_->endpoint()};
+    ro.prefix_extractor = extractor_;
+    auto filter = RemoteFilter::Open(ro, Name());
+    EXPECT_TRUE(filter.ok()) << filter.status();
+    std::vector<std::string_view> views;
+    for (const PrefixAnswer& a : prefix_answers_) views.push_back(a.prefix);
+    std::vector<bool> maybe;
+    if (filter.ok()) *status = (*filter)->MayContainPrefixMany(views, &maybe);
+    return maybe;
+  }
+
+  // Recorded: every answer as recorded (held prefixes were checked "maybe"
+  // when writing). Otherwise: "maybe" for all.
+  void ExpectPrefixAnswers(const std::vector<bool>& maybe, bool recorded) {
+    ASSERT_EQ(maybe.size(), prefix_answers_.size());
+    int wrong = 0, no = 0;
+    for (size_t i = 0; i < maybe.size(); i++) {
+      const bool want = recorded ? prefix_answers_[i].remote_maybe : true;
+      no += maybe[i] ? 0 : 1;
+      if (maybe[i] != want && ++wrong <= 10) {
+        ADD_FAILURE() << Blob(prefix_answers_[i].prefix) << ": "
+                      << (maybe[i] ? "maybe" : "no") << ", want "
+                      << (want ? "maybe" : "no");
+      }
+    }
+    EXPECT_EQ(wrong, 0);
+    if (recorded) EXPECT_GT(no, 300);  // 900 and 392 recorded
+  }
+
+  std::string extractor_;
+  std::vector<PrefixAnswer> prefix_answers_;
+};
+
+TEST_P(MirrorCompatV2Test, TodayReaderReadsV2DumpAsRecorded) {
+  ASSERT_NO_FATAL_FAILURE(LoadDump());
+  ASSERT_NO_FATAL_FAILURE(LoadPrefixAnswers());
+  ASSERT_NO_FATAL_FAILURE(HoldLeaseHere());
+  absl::Status s;
+  std::vector<bool> maybe = TodayAnswers(&s);
+  EXPECT_TRUE(s.ok()) << s;
+  // prefix_only's filters hold no whole keys: all "maybe", as recorded.
+  ExpectRecorded(maybe, GetParam() == "prefix_only" ? -1 : 500);
+  s = absl::OkStatus();
+  std::vector<bool> prefix_maybe = TodayPrefixAnswers(&s);
+  EXPECT_TRUE(s.ok()) << s;
+  ExpectPrefixAnswers(prefix_maybe, /*recorded=*/true);
+}
+
+// The lease as dumped names the writer's server, not this one: another
+// Redis history, so every key and prefix is "maybe" (and says why).
+TEST_P(MirrorCompatV2Test, ALeaseOfAnotherServerIsMaybeForAll) {
+  ASSERT_NO_FATAL_FAILURE(LoadDump());
+  ASSERT_NO_FATAL_FAILURE(LoadPrefixAnswers());
+  ASSERT_NO_FATAL_FAILURE(HoldLease());
+  absl::Status s;
+  std::vector<bool> maybe = TodayAnswers(&s);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(std::count(maybe.begin(), maybe.end(), true),
+            static_cast<long>(keys_.size()));
+  s = absl::OkStatus();
+  std::vector<bool> prefix_maybe = TodayPrefixAnswers(&s);
+  EXPECT_FALSE(s.ok());
+  ExpectPrefixAnswers(prefix_maybe, /*recorded=*/false);
+}
+
+// The frozen v1 reader does not know format 2: "maybe" for every key.
+TEST_P(MirrorCompatV2Test, V1ReaderAnswersMaybeForV2Dump) {
+  ASSERT_NO_FATAL_FAILURE(LoadDump());
+  ASSERT_NO_FATAL_FAILURE(HoldLeaseHere());
+  absl::Status s;
+  std::vector<bool> maybe = V1Answers(&s);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(std::count(maybe.begin(), maybe.end(), true),
+            static_cast<long>(keys_.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(V2, MirrorCompatV2Test,
+                         ::testing::Values("zstd_dict", "prefix_only"));
 
 }  // namespace mirror_compat_test
 }  // namespace siftdb::compat

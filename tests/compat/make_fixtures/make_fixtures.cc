@@ -2,16 +2,20 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // compat_make_fixtures OUT_DIR: writes the compatibility fixtures of today's
-// formats (tests/testdata/compat/v1/README.md) into OUT_DIR, which must not
-// exist yet. For each variant (blocked and classic Bloom tables) it writes,
-// through the public API only, a small database with the Redis mirror on
-// (sync mode, against a redis-server it starts on a free 127.0.0.1 port):
-// tables on level 0 and below, Snappy and uncompressed tables, overwrites,
-// deletions, versions kept by a snapshot, and unflushed writes in the WAL at
-// close. With the mirror settled it dumps every Redis key of the mirror
-// (OUT_DIR/<variant>/mirror.txt) and records, for every written key and
-// 1000 never-written ones, DB::Get's answer and RemoteFilter's
-// (OUT_DIR/<variant>/answers.txt); formats in tests/compat/compat_fixtures.h.
+// formats, version kFixtureVersion (tests/testdata/compat/v2/README.md),
+// into OUT_DIR, which must not exist yet. For each variant of that version
+// (compat_fixtures.h: filters and the compression of each phase) it
+// writes, through the public API only, a small database with the Redis
+// mirror on (sync mode, against a redis-server it starts on a free
+// 127.0.0.1 port): tables on level 0 and below, in the variant's two
+// compressions, overwrites, deletions, versions kept by a snapshot, and
+// unflushed writes in the WAL at close. With the mirror settled it dumps
+// every Redis key of the mirror (OUT_DIR/<variant>/mirror.txt) and records,
+// for every written key and 1000 never-written ones, DB::Get's answer and
+// RemoteFilter's (OUT_DIR/<variant>/answers.txt), and for a variant with a
+// prefix extractor RemoteFilter's answer for each probed prefix
+// (prefix_answers.txt); formats in tests/compat/compat_fixtures.h. The v1
+// fixtures came from this writer as of the commit their README names.
 // Deterministic in its keys and values (not in file numbers or Redis
 // tokens). Exit status 0 on success; errors go to stderr.
 
@@ -24,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +43,7 @@
 #include "siftdb/filter_policy.h"
 #include "siftdb/options.h"
 #include "siftdb/remote_filter.h"
+#include "siftdb/slice_transform.h"
 #include "tests/compat/compat_fixtures.h"
 #include "tests/support/redis_server.h"
 
@@ -184,21 +190,25 @@ absl::Status WriteFile(const std::string& path, const std::string& header,
   return absl::OkStatus();
 }
 
+// The fixture version this writer produces (tests/testdata/compat/vN/).
+constexpr int kFixtureVersion = 2;
+
 // The options of a variant's database: small buffers and tables (so a few
-// thousand keys make several levels), Snappy, and the mirror in sync mode
-// on `endpoint` under `name`.
+// thousand keys make several levels), the variant's filters and phase-1
+// compression, and the mirror in sync mode on `endpoint` under `name`.
 Options FixtureOptions(const std::string& variant, const std::string& endpoint,
                        const std::string& name) {
   Options o;
   o.create_if_missing = true;
   o.error_if_exists = true;
   o.write_buffer_size = 8 << 10;
-  o.max_file_size = 8 << 10;
+  o.target_file_size_base = 8 << 10;
   o.max_bytes_for_level_base = 32 << 10;
   o.block_size = 1024;
-  o.compression = kSnappyCompression;
-  o.filter_bits_per_key = 10;
-  if (variant == "classic") o.filter_policy = NewClassicBloomFilterPolicy(10);
+  SetFilterOptions(variant, &o);
+  const PhaseCompression c = Phase1Compression(variant);
+  o.compression = c.type;
+  o.compression_opts.max_dict_bytes = c.max_dict_bytes;
   o.remote_filter.mode = RemoteFilterOptions::Mode::kSync;
   o.remote_filter.endpoints = {endpoint};
   o.remote_filter.name = name;
@@ -212,8 +222,8 @@ std::optional<std::string> Version1Value(int i) {
 }
 bool NeverDelete(int) { return false; }
 
-// Phase 1 (Snappy): 1200 keys; a snapshot keeps old versions through a
-// full compaction; overwrites and deletions; then level-0 tables. Opens the
+// Phase 1 (Phase1Compression): 1200 keys; a snapshot keeps old versions through
+// a full compaction; overwrites and deletions; then level-0 tables. Opens the
 // DB with `o` (creating it) and closes it.
 absl::Status WritePhase1(const Options& o, const std::string& variant,
                          Writer* w) {
@@ -252,7 +262,7 @@ absl::Status WritePhase1(const Options& o, const std::string& variant,
   return absl::OkStatus();
 }
 
-// Phase 2 (no compression, a large MemTable): 400 new keys, deletions; a
+// Phase 2 (Phase2Compression, a large MemTable): 400 new keys, deletions; a
 // CompactRange of one key flushes them (to level 1); then unflushed
 // writes stay in the WAL. Reopens the DB of phase 1 (`phase1_options`
 // otherwise) and leaves it open.
@@ -261,7 +271,9 @@ absl::Status WritePhase2(const Options& phase1_options,
   Options o = phase1_options;
   o.create_if_missing = false;
   o.error_if_exists = false;
-  o.compression = kNoCompression;
+  const PhaseCompression c = Phase2Compression(variant);
+  o.compression = c.type;
+  o.compression_opts.max_dict_bytes = c.max_dict_bytes;
   o.write_buffer_size = 64 << 10;  // nothing flushes but the CompactRange
   if (absl::Status s = w->Open(o); !s.ok()) return s;
   auto del11 = [](int i) { return i % 11 == 0; };
@@ -365,8 +377,12 @@ absl::StatusOr<AnswerTable> CollectAnswers(DB* db, const Model& model,
 // of every file left.
 void RemoveLogsAndListFiles(const std::string& db_dir,
                             const std::string& variant) {
-  std::filesystem::remove(db_dir + "/LOG");
-  std::filesystem::remove(db_dir + "/LOG.old");
+  std::vector<std::filesystem::path> logs;
+  for (const auto& f : std::filesystem::directory_iterator(db_dir)) {
+    const std::string name = f.path().filename().string();
+    if (name == "LOG" || name.starts_with("LOG.old")) logs.push_back(f.path());
+  }
+  for (const auto& p : logs) std::filesystem::remove(p);
   for (const auto& f : std::filesystem::directory_iterator(db_dir)) {
     std::fprintf(stderr, "%s: %s %ju bytes\n", variant.c_str(),
                  f.path().filename().c_str(),
@@ -384,23 +400,71 @@ absl::Status WriteFixtureFiles(const std::string& dir,
                                const std::vector<DumpedKey>& dump) {
   std::vector<std::string> dump_lines;
   for (const DumpedKey& d : dump) dump_lines.push_back(FormatDumpedKey(d));
-  if (absl::Status s =
-          WriteFile(dir + "/answers.txt",
-                    absl::StrFormat(
-                        "# siftdb compat v1 (%s): x<key> x<value>|absent "
-                        "maybe|no (tests/compat/compat_fixtures.h)\n"
-                        "# %d keys, %d present, %d remote no; levels %s\n",
-                        variant, num_keys, answers.present, answers.no, levels),
-                    answers.lines);
+  if (absl::Status s = WriteFile(
+          dir + "/answers.txt",
+          absl::StrFormat("# siftdb compat v%d (%s): x<key> x<value>|absent "
+                          "maybe|no (tests/compat/compat_fixtures.h)\n"
+                          "# %d keys, %d present, %d remote no; levels %s\n",
+                          kFixtureVersion, variant, num_keys, answers.present,
+                          answers.no, levels),
+          answers.lines);
       !s.ok()) {
     return s;
   }
   return WriteFile(
       dir + "/mirror.txt",
-      absl::StrFormat("# siftdb compat v1 (%s): Redis keys of mirror %s "
+      absl::StrFormat("# siftdb compat v%d (%s): Redis keys of mirror %s "
                       "(tests/compat/compat_fixtures.h)\n",
-                      variant, name),
+                      kFixtureVersion, variant, name),
       dump_lines);
+}
+
+// With the extractor of `o` (none: nothing to do), writes
+// dir/prefix_answers.txt: the remote reader's answer for every
+// ProbedPrefixes of `keys`. Internal when it says "no" for the prefix of
+// a key the model holds.
+absl::Status WritePrefixAnswers(const std::string& dir, const Options& o,
+                                const std::string& endpoint,
+                                const std::string& name, const Model& model,
+                                const std::vector<std::string>& keys) {
+  if (o.prefix_extractor == nullptr) return absl::OkStatus();
+  const SliceTransform& x = *o.prefix_extractor;
+  const std::vector<std::string> prefixes = ProbedPrefixes(x, keys);
+  RemoteFilterReaderOptions ro;
+  ro.endpoints = {endpoint};
+  ro.prefix_extractor = x.Name();
+  auto remote = RemoteFilter::Open(ro, name);
+  if (!remote.ok()) return remote.status();
+  std::vector<std::string_view> views(prefixes.begin(), prefixes.end());
+  std::vector<bool> maybe;
+  if (absl::Status s = (*remote)->MayContainPrefixMany(views, &maybe);
+      !s.ok()) {
+    return s;
+  }
+  std::set<std::string> held;
+  for (const auto& [k, v] : model) {
+    if (v && x.InDomain(k)) held.emplace(x.Transform(k));
+  }
+  std::vector<std::string> lines;
+  size_t no = 0;
+  for (size_t i = 0; i < prefixes.size(); i++) {
+    if (!maybe[i] && held.count(prefixes[i])) {
+      return absl::InternalError(
+          absl::StrCat("remote \"no\" for a held prefix ", Blob(prefixes[i])));
+    }
+    no += maybe[i] ? 0 : 1;
+    lines.push_back(FormatPrefixAnswer({prefixes[i], maybe[i]}));
+  }
+  std::fprintf(stderr, "%s: %zu prefixes (%s), %zu held, %zu remote no\n",
+               name.c_str(), prefixes.size(), x.Name(), held.size(), no);
+  return WriteFile(
+      dir + "/prefix_answers.txt",
+      absl::StrFormat("# siftdb compat v%d (%s): x<prefix> maybe|no "
+                      "(tests/compat/compat_fixtures.h)\n"
+                      "# %d prefixes of %s, %d held, %d remote no\n",
+                      kFixtureVersion, name, prefixes.size(), x.Name(),
+                      held.size(), no),
+      lines);
 }
 
 absl::Status MakeVariant(const std::string& out_dir, const std::string& variant,
@@ -408,7 +472,7 @@ absl::Status MakeVariant(const std::string& out_dir, const std::string& variant,
   const std::string dir = out_dir + "/" + variant;
   std::filesystem::create_directories(dir);
   const std::string db_dir = dir + "/db";
-  const std::string name = MirrorName(variant);
+  const std::string name = MirrorName(variant, kFixtureVersion);
   const Options o = FixtureOptions(variant, server->endpoint(), name);
 
   Model model;
@@ -431,6 +495,11 @@ absl::Status MakeVariant(const std::string& out_dir, const std::string& variant,
   absl::StatusOr<AnswerTable> answers =
       CollectAnswers(w.db(), model, keys, maybe);
   if (!answers.ok()) return answers.status();
+  if (absl::Status s =
+          WritePrefixAnswers(dir, o, server->endpoint(), name, model, keys);
+      !s.ok()) {
+    return s;
+  }
   std::string levels = w.Levels();
   w.Close();
   RemoveLogsAndListFiles(db_dir, variant);
@@ -473,7 +542,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   std::filesystem::create_directories(out_dir);
-  for (const char* variant : kV1Variants) {
+  for (const char* variant : kV2Variants) {
     absl::Status s = MakeVariant(out_dir, variant, server->get(), redis->get());
     if (!s.ok()) {
       std::fprintf(stderr, "%s: %s\n", variant, s.ToString().c_str());
