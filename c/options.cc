@@ -215,6 +215,17 @@ void siftdb_options_set_compression_zstd_max_train_bytes(
   }
 }
 
+void siftdb_options_set_bottommost_compression_options(
+    siftdb_options_t* options, int level, size_t max_dict_bytes,
+    size_t zstd_max_train_bytes, unsigned char enabled) {
+  if (options == nullptr) return;
+  siftdb::CompressionOptions& c = options->rep.bottommost_compression_opts;
+  c.level = level;
+  c.max_dict_bytes = max_dict_bytes;
+  c.zstd_max_train_bytes = zstd_max_train_bytes;
+  c.enabled = enabled != 0;
+}
+
 void siftdb_options_set_filter_bits_per_key(siftdb_options_t* options,
                                             double bits_per_key) {
   if (options != nullptr) options->rep.filter_bits_per_key = bits_per_key;

@@ -74,14 +74,20 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
       o.bottommost_compression == kDisableCompressionOption
           ? std::string("disabled (the level's)")
           : CompressionTypeName(o.bottommost_compression));
-  add("compression_opts.level",
-      o.compression_opts.level == CompressionOptions::kDefaultCompressionLevel
-          ? std::string("library default")
-          : absl::StrFormat("%d", o.compression_opts.level));
-  add("compression_opts.max_dict_bytes",
-      absl::StrFormat("%d", o.compression_opts.max_dict_bytes));
-  add("compression_opts.zstd_max_train_bytes",
-      absl::StrFormat("%d", o.compression_opts.zstd_max_train_bytes));
+  auto add_tuning = [&](const std::string& name, const CompressionOptions& c) {
+    add(name + ".level", c.level == CompressionOptions::kDefaultCompressionLevel
+                             ? std::string("library default")
+                             : absl::StrFormat("%d", c.level));
+    add(name + ".max_dict_bytes", absl::StrFormat("%d", c.max_dict_bytes));
+    add(name + ".zstd_max_train_bytes",
+        absl::StrFormat("%d", c.zstd_max_train_bytes));
+  };
+  add_tuning("compression_opts", o.compression_opts);
+  add("bottommost_compression_opts.enabled",
+      flag(o.bottommost_compression_opts.enabled));
+  if (o.bottommost_compression_opts.enabled) {
+    add_tuning("bottommost_compression_opts", o.bottommost_compression_opts);
+  }
   add("filter_bits_per_key", absl::StrFormat("%g", o.filter_bits_per_key));
   add("filter_policy", filter_name);
   std::string filter_levels;

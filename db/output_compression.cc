@@ -36,10 +36,13 @@ TableOptions OutputTableOptions(const TableOptions& base,
   out.filter_policy =
       OutputFilterPolicy(base.filter_policy, options, level, deepest_level);
   out.compression = OutputCompression(options, level, bottommost, base_level);
-  out.compression_level = options.compression_opts.level;
-  out.compression_max_dict_bytes = options.compression_opts.max_dict_bytes;
-  out.compression_zstd_max_train_bytes =
-      options.compression_opts.zstd_max_train_bytes;
+  const CompressionOptions& tuning =
+      bottommost && options.bottommost_compression_opts.enabled
+          ? options.bottommost_compression_opts
+          : options.compression_opts;
+  out.compression_level = tuning.level;
+  out.compression_max_dict_bytes = tuning.max_dict_bytes;
+  out.compression_zstd_max_train_bytes = tuning.zstd_max_train_bytes;
   // optimize_filters_for_hits: no filter at the bottom (a table without
   // one answers "may match" for every key).
   if (bottommost && options.optimize_filters_for_hits) {
@@ -82,19 +85,24 @@ absl::Status ValidateCompressionOptions(const Options& o) {
       !IsBlockCompressionType(o.bottommost_compression)) {
     return bad("bottommost_compression", o.bottommost_compression);
   }
-  const size_t dict = o.compression_opts.max_dict_bytes;
-  if (dict != 0 &&
-      (dict < kMinCompressionDictBytes || dict > kMaxCompressionDictBytes)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "invalid option: compression_opts.max_dict_bytes = %d (0 for none, "
-        "or %d to %d)",
-        dict, kMinCompressionDictBytes, kMaxCompressionDictBytes));
-  }
-  if (o.compression_opts.zstd_max_train_bytes > (size_t{1} << 30)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "invalid option: compression_opts.zstd_max_train_bytes = %d (at most "
-        "1 GiB)",
-        o.compression_opts.zstd_max_train_bytes));
+  for (const auto& [name, c] :
+       {std::pair<const char*, const CompressionOptions*>{"compression_opts",
+                                                          &o.compression_opts},
+        {"bottommost_compression_opts", &o.bottommost_compression_opts}}) {
+    // A disabled bottommost_compression_opts is never read.
+    if (c == &o.bottommost_compression_opts && !c->enabled) continue;
+    const size_t dict = c->max_dict_bytes;
+    if (dict != 0 &&
+        (dict < kMinCompressionDictBytes || dict > kMaxCompressionDictBytes)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "invalid option: %s.max_dict_bytes = %d (0 for none, or %d to %d)",
+          name, dict, kMinCompressionDictBytes, kMaxCompressionDictBytes));
+    }
+    if (c->zstd_max_train_bytes > (size_t{1} << 30)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "invalid option: %s.zstd_max_train_bytes = %d (at most 1 GiB)", name,
+          c->zstd_max_train_bytes));
+    }
   }
   return absl::OkStatus();
 }

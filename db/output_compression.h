@@ -29,10 +29,11 @@ class Version;
 CompressionType OutputCompression(const Options& options, int level,
                                   bool bottommost, int base_level = 1);
 
-// `base` with the compression (type and level) of a table written to
-// `level`, its filter policy sized for that level (OutputFilterPolicy;
-// `deepest_level` is the deepest level holding a table now), and without
-// a filter policy for a bottommost output under
+// `base` with the compression (type, level and dictionary size; for a
+// bottommost output from bottommost_compression_opts when it is enabled)
+// of a table written to `level`, its filter policy sized for that level
+// (OutputFilterPolicy; `deepest_level` is the deepest level holding a table
+// now), and without a filter policy for a bottommost output under
 // Options::optimize_filters_for_hits.
 TableOptions OutputTableOptions(const TableOptions& base,
                                 const Options& options, int level,
@@ -48,7 +49,9 @@ bool IsBottommostOutput(const Version& v, int output_level);
 
 // InvalidArgument naming the field when compression, an entry of
 // compression_per_level or bottommost_compression is not a block type this
-// build knows (bottommost_compression may also be kDisableCompressionOption).
+// build knows (bottommost_compression may also be kDisableCompressionOption),
+// or a dictionary size of compression_opts or of an enabled
+// bottommost_compression_opts is out of range.
 absl::Status ValidateCompressionOptions(const Options& options);
 
 }  // namespace siftdb

@@ -374,6 +374,13 @@ SIFTDB_EXPORT void siftdb_options_set_compression_max_dict_bytes(
     siftdb_options_t* options, size_t max_dict_bytes);
 SIFTDB_EXPORT void siftdb_options_set_compression_zstd_max_train_bytes(
     siftdb_options_t* options, size_t zstd_max_train_bytes);
+// Options::bottommost_compression_opts: with enabled != 0, the level,
+// dictionary size and training bytes (as the three setters above) of the
+// tables compactions write to the bottommost level, in place of
+// compression_opts; enabled = 0 (the default): compression_opts there too.
+SIFTDB_EXPORT void siftdb_options_set_bottommost_compression_options(
+    siftdb_options_t* options, int level, size_t max_dict_bytes,
+    size_t zstd_max_train_bytes, unsigned char enabled);
 // Bits per key of the default Bloom filter; 0 disables table filters.
 SIFTDB_EXPORT void siftdb_options_set_filter_bits_per_key(
     siftdb_options_t* options, double bits_per_key);

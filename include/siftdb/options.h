@@ -77,6 +77,11 @@ struct CompressionOptions {
   // table's size (target_file_size_base) only once written, so a table
   // grows to at least this many bytes of blocks before it is cut.
   size_t zstd_max_train_bytes = 0;
+  // Read only in Options::bottommost_compression_opts (RocksDB's meaning):
+  // true makes that struct, not compression_opts, the tuning of the tables
+  // a compaction writes to the bottommost level. Ignored in
+  // compression_opts.
+  bool enabled = false;
 };
 
 // Limits enforced on every write; larger input is InvalidArgument.
@@ -238,8 +243,15 @@ struct SIFTDB_EXPORT Options {
   // override. Flushes never count as bottommost (as in RocksDB), and a
   // table moved down unchanged keeps its blocks.
   CompressionType bottommost_compression = kDisableCompressionOption;
-  // Compressor level for LZ4 and zstd (see CompressionOptions).
+  // Compressor level for LZ4 and zstd, and zstd dictionaries (see
+  // CompressionOptions).
   CompressionOptions compression_opts;
+  // With .enabled: the tuning (level, dictionary) of the bottommost
+  // compaction outputs, in place of compression_opts (RocksDB's field), so
+  // that e.g. only the bulk of the data, at the bottom, pays for zstd
+  // dictionaries or a higher level. Default: disabled (compression_opts
+  // everywhere).
+  CompressionOptions bottommost_compression_opts;
   // Bloom filter bits per key for every table; 0 disables filters.
   double filter_bits_per_key = 10;
   // When set, overrides the default blocked Bloom policy built from

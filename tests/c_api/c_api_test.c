@@ -197,6 +197,7 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_compression_level(o, siftdb_default_compression_level);
   siftdb_options_set_compression_max_dict_bytes(o, 4096);
   siftdb_options_set_compression_zstd_max_train_bytes(o, 64 << 10);
+  siftdb_options_set_bottommost_compression_options(o, 9, 8192, 0, 1);
   siftdb_options_set_filter_bits_per_key(o, 8);
   siftdb_options_set_filter_policy(o, policy);
   siftdb_filterpolicy_destroy(policy);  // the options keep a reference

@@ -164,5 +164,71 @@ TEST(CompressionDictDbOptionsTest, BadSizesAreInvalidArgument) {
       << db.status();
 }
 
+// bottommost_compression_opts, enabled, tunes only the bottommost
+// compaction outputs: zstd everywhere, dictionaries at the bottom only;
+// disabled, it is ignored (and never validated).
+TEST(CompressionDictDbOptionsTest, BottommostCompressionOptsTuneOnlyTheBottom) {
+  for (bool enabled : {true, false}) {
+    SCOPED_TRACE(enabled ? "enabled" : "disabled");
+    test::TempDir dir;
+    const std::string path = dir.Join("db");
+    Options o = DictOptions(0);
+    o.compression = kZstdCompression;
+    o.bottommost_compression = kDisableCompressionOption;
+    o.compression_opts.max_dict_bytes = 0;
+    o.bottommost_compression_opts.enabled = enabled;
+    o.bottommost_compression_opts.max_dict_bytes = 4096;
+    if (!enabled) o.bottommost_compression_opts.max_dict_bytes = 1;  // unread
+    auto db = DB::Open(o, path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    std::map<std::string, std::string> model;
+    std::mt19937 rng(5);
+    auto write = [&](int n) {
+      for (int i = 0; i < n; i++) {
+        const std::string k = Key(rng() % 4000);
+        const std::string v = absl::StrFormat("%s-%0120d", k, i);
+        ASSERT_TRUE((*db)->Put(WriteOptions(), k, v).ok());
+        model[k] = v;
+      }
+    };
+    write(12000);
+    ASSERT_TRUE((*db)->CompactRange(nullptr, nullptr).ok());
+    write(1000);
+    ASSERT_TRUE((*db)->Flush(FlushOptions()).ok());  // a level-0 table
+    ASSERT_TRUE(static_cast<DBImpl*>(db->get())->WaitForBackgroundWork().ok());
+    int bottom = 0, level0 = 0;
+    const auto tables = OpenLiveTables(db->get(), path);
+    int deepest = 0;
+    for (const auto& t : tables) deepest = std::max(deepest, t.level);
+    ASSERT_GT(deepest, 0);
+    for (const auto& t : tables) {
+      EXPECT_EQ(t.table->properties().compression_name, "zstd") << t.file;
+      const bool has = t.table->compression_dictionary() != nullptr;
+      if (t.level == 0) {
+        level0++;
+        EXPECT_FALSE(has) << t.file << ": a flush is never bottommost";
+      } else if (t.level == deepest) {
+        bottom++;
+        EXPECT_EQ(has, enabled) << t.file;
+      }
+    }
+    EXPECT_GT(bottom, 0);
+    EXPECT_GT(level0, 0);
+    ExpectMatches(db->get(), model);
+  }
+  Options bad;
+  bad.create_if_missing = true;
+  bad.bottommost_compression_opts.enabled = true;
+  bad.bottommost_compression_opts.max_dict_bytes = 255;
+  test::TempDir dir;
+  auto db = DB::Open(bad, dir.Join("db"));
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      db.status().message().find("bottommost_compression_opts.max_dict_bytes"),
+      absl::string_view::npos)
+      << db.status();
+}
+
 }  // namespace compression_dict_db_test
 }  // namespace siftdb

@@ -128,6 +128,13 @@ TEST(ErrorsOptions, CompressionDictOutOfRange) {
                  }},
                  {"invalid option: compression_opts.zstd_max_train_bytes",
                   "at most 1 GiB"});
+  // bottommost_compression_opts: checked the same way once enabled.
+  ExpectRejected({[](Options* o) {
+                   o->bottommost_compression_opts.enabled = true;
+                   o->bottommost_compression_opts.max_dict_bytes = 255;
+                 }},
+                 {"invalid option: bottommost_compression_opts.max_dict_bytes",
+                  "or 256 to"});
 }
 
 TEST(ErrorsOptions, FilterBitsPerKeyOutOfRange) {
