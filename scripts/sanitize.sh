@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the test suites under the sanitizers (CMakePresets.json):
 #   asan  every test under AddressSanitizer + UndefinedBehaviorSanitizer
-#         (preset asan-ubsan, build-asan/)
+#         (build-asan/): test preset asan-ubsan, then asan-ubsan-heavy (the
+#         long tests, without detect_stack_use_after_return; see
+#         CMakePresets.json)
 #   tsan  the concurrent tests under ThreadSanitizer (preset tsan,
 #         build-tsan/; which tests: the tsan test preset's name filter)
 #
@@ -62,6 +64,8 @@ if [[ $what == asan || $what == all ]]; then
   run asan-build ninja -C build-asan -j"$JOBS"
   # shellcheck disable=SC2086  # CTEST_ARGS is a list of arguments
   run asan-test ctest --preset asan-ubsan -j"$JOBS" ${CTEST_ARGS:-}
+  # shellcheck disable=SC2086
+  run asan-heavy ctest --preset asan-ubsan-heavy -j"$JOBS" ${CTEST_ARGS:-}
 fi
 
 if [[ $what == tsan || $what == all ]]; then
