@@ -315,7 +315,8 @@ TEST_P(MirrorCompatTest, V1ReaderReadsLiveMirrorSafely) {
 
   std::set<std::string> probe;      // written keys and never-written ones
   for (int i = 0; i < 1000; i++) {  // half inside the tables' ranges
-    probe.insert(absl::StrFormat(i % 2 ? "nope%05d" : "live%06d~", i));
+    probe.insert(i % 2 ? absl::StrFormat("nope%05d", i)
+                       : absl::StrFormat("live%06d~", i));
   }
   auto reader = V1Reader::Connect(server_->endpoint(), name);
   ASSERT_TRUE(reader.ok()) << reader.status();

@@ -81,7 +81,9 @@ bool ReadAll(const Table& table, const KVList& entries) {
     }
     if (!it->status().ok()) clean = false;
   }
-  for (const auto& [k, v] : entries) {
+  for (const auto& entry : entries) {
+    const std::string& k = entry.first;  // (clang 14 cannot capture a binding)
+    const std::string& v = entry.second;
     bool called = false;
     absl::Status s = table.InternalGet(
         ro, IKey(ExtractUserKey(k), kMaxSequenceNumber, kValueTypeForSeek),
