@@ -30,9 +30,14 @@ if ! command -v clang++ >/dev/null 2>&1; then
   exit 2
 fi
 
+# -O1 with line tables only, as OSS-Fuzz compiles its targets
+# (-O1 -gline-tables-only): reports keep file:line, and the build takes
+# about half the time of -O2 -g.
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
     -DSIFTDB_BUILD_FUZZERS=ON -DSIFTDB_SANITIZE=address,undefined \
     -DSIFTDB_SANITIZE_RECOVER=ON -DSIFTDB_BUILD_TESTS=OFF \
     -DSIFTDB_BUILD_BENCH=OFF -DSIFTDB_BUILD_TOOLS=OFF >/dev/null
