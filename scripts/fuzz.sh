@@ -31,8 +31,8 @@ if ! command -v clang++ >/dev/null 2>&1; then
 fi
 
 # -O1 with line tables only, as OSS-Fuzz compiles its targets
-# (-O1 -gline-tables-only): reports keep file:line, and the build takes
-# about half the time of -O2 -g.
+# (-O1 -gline-tables-only): reports keep file:line. (CI's fuzz step took
+# 406 s before and 367-406 s after, 2026-12-03: no measurable saving.)
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
