@@ -280,14 +280,14 @@ void Version::MultiGetInTables(const ReadOptions& options, int level,
     for (size_t t = 0; t < tables.size(); t++) {
       if (handles[t] == nullptr) continue;
       table_cache_->TableOf(handles[t])
-          .MultiGetPin(options, requests_of(tables[t]), &blocks[t]);
+          .MultiGetPin(requests_of(tables[t]), &blocks[t]);
     }
     for (size_t t = 0; t < tables.size(); t++) {
       if (handles[t] == nullptr) continue;
       const TableBatch& batch = tables[t];
       table_cache_->TableOf(handles[t])
           .MultiGetFinish(
-              requests_of(batch), blocks[t],
+              options, requests_of(batch), &blocks[t],
               [&](size_t j, std::string_view found_key, std::string_view v) {
                 NoteEntry(&searchers[batch.begin + j], found_key, v);
               });

@@ -283,35 +283,39 @@ absl::Status Table::VerifyDataBlockChecksums() const {
   return absl::OkStatus();
 }
 
-absl::Status Table::PinDataBlock(const ReadOptions& options,
-                                 std::string_view index_value,
-                                 const RandomAccessFile& file,
-                                 PinnedBlock* pinned) const {
-  BlockHandle handle;
-  std::string_view input = index_value;
-  if (!handle.DecodeFrom(&input)) {
-    return absl::DataLossError(
-        absl::StrFormat("%s: index block at offset %d: malformed block handle",
-                        file_name_, footer_.index_handle.offset()));
-  }
+absl::Status Table::DecodeDataHandle(std::string_view index_value,
+                                     BlockHandle* handle) const {
+  if (handle->DecodeFrom(&index_value)) return absl::OkStatus();
+  return absl::DataLossError(
+      absl::StrFormat("%s: index block at offset %d: malformed block handle",
+                      file_name_, footer_.index_handle.offset()));
+}
 
+bool Table::PinCachedBlock(const BlockHandle& handle,
+                           PinnedBlock* pinned) const {
   ShardedCache* const cache = options_.block_cache;
+  if (cache == nullptr) return false;
   char cache_key[16];
-  if (cache != nullptr) {
-    EncodeFixed64(cache_key, cache_id_);
-    EncodeFixed64(cache_key + 8, handle.offset());
-    ShardedCache::Handle* cache_handle =
-        cache->Lookup(std::string_view(cache_key, sizeof(cache_key)));
-    if (cache_handle != nullptr) {
-      Record(options_.statistics, Ticker::kBlockCacheHits);
-      pinned->cache = cache;
-      pinned->cache_handle = cache_handle;
-      pinned->block = static_cast<const Block*>(cache->Value(cache_handle));
-      return absl::OkStatus();
-    }
+  EncodeFixed64(cache_key, cache_id_);
+  EncodeFixed64(cache_key + 8, handle.offset());
+  ShardedCache::Handle* cache_handle =
+      cache->Lookup(std::string_view(cache_key, sizeof(cache_key)));
+  if (cache_handle == nullptr) {
     Record(options_.statistics, Ticker::kBlockCacheMisses);
+    return false;
   }
+  Record(options_.statistics, Ticker::kBlockCacheHits);
+  pinned->cache = cache;
+  pinned->cache_handle = cache_handle;
+  pinned->block = static_cast<const Block*>(cache->Value(cache_handle));
+  return true;
+}
 
+absl::Status Table::ReadDataBlock(const ReadOptions& options,
+                                  const BlockHandle& handle,
+                                  const RandomAccessFile& file,
+                                  PinnedBlock* pinned) const {
+  ShardedCache* const cache = options_.block_cache;
   // A block about to enter the cache is verified whatever the ReadOptions
   // say: other readers will trust it from there.
   const bool will_cache = cache != nullptr && options.fill_cache;
@@ -329,6 +333,9 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
   if (!block.ok()) return block.status();
 
   if (will_cache) {
+    char cache_key[16];
+    EncodeFixed64(cache_key, cache_id_);
+    EncodeFixed64(cache_key + 8, handle.offset());
     const size_t charge = (*block)->size();
     pinned->cache = cache;
     pinned->cache_handle =
@@ -341,6 +348,17 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
   pinned->owned = std::move(*block);
   pinned->block = pinned->owned.get();
   return absl::OkStatus();
+}
+
+absl::Status Table::PinDataBlock(const ReadOptions& options,
+                                 std::string_view index_value,
+                                 const RandomAccessFile& file,
+                                 PinnedBlock* pinned) const {
+  BlockHandle handle;
+  absl::Status s = DecodeDataHandle(index_value, &handle);
+  if (!s.ok()) return s;
+  if (PinCachedBlock(handle, pinned)) return absl::OkStatus();
+  return ReadDataBlock(options, handle, file, pinned);
 }
 
 std::unique_ptr<Iterator> Table::NewDataBlockIterator(

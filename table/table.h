@@ -111,20 +111,28 @@ class Table {
 
   // InternalGet for many keys, in three steps, so that a caller batching
   // over several tables can take each step for all of them before the next,
-  // overlapping the memory misses of the whole batch. REQUIRES: requests
-  // sorted by internal key, ascending (equal keys allowed). Locate probes the
-  // filters and finds each key's data block in the index (starting to load its
-  // block-cache entry); Pin pins the blocks (starting to load their bytes);
-  // Finish searches them, calling found(i, key, value) as InternalGet calls
-  // found for requests[i]. An error reading a block is set on the requests that
+  // overlapping the memory misses and file reads of the whole batch.
+  // REQUIRES: requests sorted by internal key, ascending (equal keys
+  // allowed). Locate probes the filters and finds each key's data block in
+  // the index (starting to load its block-cache entry); Pin pins the blocks
+  // the cache holds (starting to load their bytes) and tells the file which
+  // of the others will be read (RandomAccessFile::WillRead), so their reads
+  // from storage overlap; Finish reads those and searches every block,
+  // calling found(i, key, value) as InternalGet calls found for
+  // requests[i]. An error reading a block is set on the requests that
   // needed it; the others go on. Statistics as InternalGet records them,
-  // per key. The same requests and *blocks throughout, unchanged between.
+  // per key. The same options, requests and *blocks throughout, unchanged
+  // between.
   void MultiGetLocate(std::span<GetRequest> requests,
                       MultiGetBlocks* blocks) const;
-  void MultiGetPin(const ReadOptions& options, std::span<GetRequest> requests,
+  // Pin hints reads while one of the last this many batches that read
+  // blocks met a slow read (TableOptions::multiget_slow_read_nanos), and
+  // in the first this many batches.
+  static constexpr int kMultiGetHintBatches = 64;
+  void MultiGetPin(std::span<GetRequest> requests,
                    MultiGetBlocks* blocks) const;
-  void MultiGetFinish(std::span<GetRequest> requests,
-                      const MultiGetBlocks& blocks,
+  void MultiGetFinish(const ReadOptions& options,
+                      std::span<GetRequest> requests, MultiGetBlocks* blocks,
                       absl::FunctionRef<void(size_t i, std::string_view key,
                                              std::string_view value)>
                           found) const;
@@ -246,6 +254,16 @@ class Table {
                             std::string_view index_value,
                             const RandomAccessFile& file,
                             PinnedBlock* pinned) const;
+  // PinDataBlock's steps: decode the handle in an index entry (DataLoss
+  // naming the index block when malformed); pin the block from the cache
+  // (false when it is not there); read it (and cache it).
+  absl::Status DecodeDataHandle(std::string_view index_value,
+                                BlockHandle* handle) const;
+  bool PinCachedBlock(const BlockHandle& handle, PinnedBlock* pinned) const;
+  absl::Status ReadDataBlock(const ReadOptions& options,
+                             const BlockHandle& handle,
+                             const RandomAccessFile& file,
+                             PinnedBlock* pinned) const;
 
   // Starts loading the block cache's entry for the data block named by
   // index_value (no effect without a cache or on a malformed handle).
@@ -361,6 +379,15 @@ class Table {
   // keeps partition_index_ only (null: an index that did not decode, so
   // every probe answers "may match"), counted in heap_filter_bytes.
   bool filter_partitioned_ = false;
+  // MultiGet's read hints (RandomAccessFile::WillRead) pay off when the
+  // blocks come from storage and cost a system call each when they are
+  // already in memory (the page cache, or a mapping's resident pages). So
+  // the batches hint while this is above zero: each batch that reads
+  // blocks counts it down, and a block read slower than
+  // TableOptions::multiget_slow_read_nanos (storage, not memory) sets it
+  // back to kMultiGetHintBatches. Starts hinting. Relaxed: a race only
+  // costs a few hints more or fewer.
+  mutable std::atomic<int> hint_batches_{kMultiGetHintBatches};
   std::unique_ptr<PartitionedFilterReader> heap_partitions_;
   std::unique_ptr<FilterPartitionIndex> partition_index_;
   size_t partition_index_bytes_ = 0;
@@ -385,8 +412,10 @@ class Table::MultiGetBlocks {
  private:
   friend class Table;
   // Per block: its handle in the index (pointing into the index block),
-  // then, once pinned, the block (null when it could not be read).
+  // then, from Pin on, its decoded handle and the block (null until it is
+  // pinned or read, and when it could not be).
   absl::InlinedVector<std::string_view, 4> index_values_;
+  absl::InlinedVector<BlockHandle, 4> handles_;
   absl::InlinedVector<PinnedBlock, 4> pinned_;
 };
 

@@ -7,10 +7,12 @@
 // Locate probes every key's filter (the caller prefetched the filter
 // lines) and walks the surviving keys in order through the index, where
 // consecutive keys that land in the same data block share one index
-// search, and starts loading each block's cache entry; Pin pins the blocks
-// and starts loading their bytes; Finish searches them.
+// search, and starts loading each block's cache entry; Pin pins the cached
+// blocks and starts loading their bytes, and hints the file reads of the
+// others; Finish reads those and searches every block.
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "table/table.h"
 #include "util/coding.h"
 #include "util/statistics.h"
@@ -108,30 +110,44 @@ void Table::PrefetchCachedBlock(std::string_view index_value) const {
   cache->Prefetch(std::string_view(cache_key, sizeof(cache_key)));
 }
 
-void Table::MultiGetPin(const ReadOptions& options,
-                        std::span<GetRequest> requests,
+void Table::MultiGetPin(std::span<GetRequest> requests,
                         MultiGetBlocks* blocks) const {
-  blocks->pinned_.resize(blocks->index_values_.size());
-  for (size_t b = 0; b < blocks->index_values_.size(); b++) {
-    PinnedBlock& pinned = blocks->pinned_[b];
-    absl::Status s =
-        PinDataBlock(options, blocks->index_values_[b], *file_, &pinned);
-    if (s.ok()) {
-      pinned.block->Prefetch();
-      continue;
-    }
-    pinned.block = nullptr;
+  const size_t n = blocks->index_values_.size();
+  blocks->handles_.resize(n);
+  blocks->pinned_.resize(n);
+  const bool hint = hint_batches_.load(std::memory_order_relaxed) > 0;
+  auto fail_block = [&](size_t b, const absl::Status& s) {
     for (GetRequest& request : requests) {
       if (request.block == static_cast<int>(b)) request.status = s;
+    }
+  };
+  for (size_t b = 0; b < n; b++) {
+    absl::Status s =
+        DecodeDataHandle(blocks->index_values_[b], &blocks->handles_[b]);
+    if (!s.ok()) {
+      fail_block(b, s);
+      continue;
+    }
+    const BlockHandle& handle = blocks->handles_[b];
+    PinnedBlock& pinned = blocks->pinned_[b];
+    if (PinCachedBlock(handle, &pinned)) {
+      pinned.block->Prefetch();
+    } else if (hint) {
+      // Read in Finish, after every table of the batch has hinted its
+      // reads: the storage reads then overlap.
+      file_->WillRead(handle.offset(), handle.size() + kBlockTrailerSize);
     }
   }
 }
 
 void Table::MultiGetFinish(
-    std::span<GetRequest> requests, const MultiGetBlocks& blocks,
+    const ReadOptions& options, std::span<GetRequest> requests,
+    MultiGetBlocks* blocks,
     absl::FunctionRef<void(size_t, std::string_view, std::string_view)> found)
     const {
   const bool filtered = !filter_policy_name_.empty();
+  bool read_blocks = false;
+  bool slow_read = false;
   for (size_t i = 0; i < requests.size(); i++) {
     GetRequest& request = requests[i];
     if (!request.status.ok() || request.block == GetRequest::kRuledOut) {
@@ -139,8 +155,26 @@ void Table::MultiGetFinish(
     }
     bool same_user_key = false;
     if (request.block >= 0) {
+      const size_t b = static_cast<size_t>(request.block);
+      PinnedBlock& pinned = blocks->pinned_[b];
+      if (pinned.block == nullptr) {
+        // Not in the cache: read now. On failure every request of the
+        // block (this one and the later ones) fails, and none rereads it.
+        const int64_t start = absl::GetCurrentTimeNanos();
+        absl::Status s =
+            ReadDataBlock(options, blocks->handles_[b], *file_, &pinned);
+        read_blocks = true;
+        slow_read = slow_read || absl::GetCurrentTimeNanos() - start >
+                                     options_.multiget_slow_read_nanos;
+        if (!s.ok()) {
+          for (size_t j = i; j < requests.size(); j++) {
+            if (requests[j].block == request.block) requests[j].status = s;
+          }
+          continue;
+        }
+      }
       const std::string_view user_key = ExtractUserKey(request.internal_key);
-      absl::Status s = blocks.pinned_[request.block].block->Seek(
+      absl::Status s = pinned.block->Seek(
           &comparator_, file_name_, request.internal_key,
           [&](std::string_view key, std::string_view value) {
             same_user_key = key.size() >= kInternalKeyTrailerSize &&
@@ -161,6 +195,11 @@ void Table::MultiGetFinish(
       request.filter = same_user_key ? FilterOutcome::kTruePositive
                                      : FilterOutcome::kFalsePositive;
     }
+  }
+  if (slow_read) {
+    hint_batches_.store(kMultiGetHintBatches, std::memory_order_relaxed);
+  } else if (read_blocks && hint_batches_.load(std::memory_order_relaxed) > 0) {
+    hint_batches_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

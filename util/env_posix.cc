@@ -139,6 +139,15 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     return absl::OkStatus();
   }
 
+  // Starts the kernel's read of the range into the page cache; the pread
+  // that follows finds it there.
+  void WillRead(uint64_t offset, uint64_t n) const override {
+    if (n == 0 || offset > static_cast<uint64_t>(INT64_MAX)) return;
+    ::posix_fadvise(fd_, static_cast<off_t>(offset),
+                    static_cast<off_t>(std::min<uint64_t>(n, INT64_MAX)),
+                    POSIX_FADV_WILLNEED);
+  }
+
  private:
   const std::string fname_;
   const int fd_;
@@ -188,6 +197,18 @@ class PosixMmapRandomAccessFile final : public RandomAccessFile {
     const uint64_t end = std::min<uint64_t>(offset + n, length_) / page * page;
     if (begin >= end) return;
     ::madvise(const_cast<char*>(base_) + begin, end - begin, MADV_DONTNEED);
+  }
+
+  // MADV_WILLNEED on a file mapping starts reading the range's pages into
+  // the page cache without waiting; touching them later is a minor fault.
+  // Every page the range touches is hinted.
+  void WillRead(uint64_t offset, uint64_t n) const override {
+    if (offset >= length_ || n == 0) return;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t begin = offset / page * page;
+    const uint64_t end =
+        std::min<uint64_t>(offset + std::min(n, length_), length_);
+    ::madvise(const_cast<char*>(base_) + begin, end - begin, MADV_WILLNEED);
   }
 
  private:

@@ -75,6 +75,17 @@ class SIFTDB_EXPORT RandomAccessFile {
     (void)offset;
     (void)n;
   }
+
+  // A hint that the bytes in [offset, offset + n) will be read soon: the OS
+  // may start reading them from storage now and return at once, so that the
+  // reads of many ranges proceed together (MultiGet hints each data block
+  // it will read before reading any). No effect on what Read returns; safe
+  // beside concurrent reads; out-of-range bytes are ignored. The default
+  // does nothing.
+  virtual void WillRead(uint64_t offset, uint64_t n) const {
+    (void)offset;
+    (void)n;
+  }
 };
 
 // Appends to a file. Append() may buffer in user space; after Flush() the

@@ -2,11 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -231,6 +233,67 @@ TEST_F(EnvPosixTest, MappedFileReleasesResidentBytes) {
   std::string_view p;
   ASSERT_TRUE((*r)->Read(kBytes - 512, 1, &p, nullptr).ok());
   EXPECT_EQ(content[kBytes - 512], p[0]);
+}
+
+// How many of the pages in [offset, offset + n) of `path` are in the page
+// cache (mincore on a mapping of our own); -1 when it cannot tell.
+int64_t CachedPages(const std::string& path, size_t offset, size_t n) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  void* base = ::mmap(nullptr, offset + n, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) return -1;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((offset + n + page - 1) / page);
+  int64_t cached = -1;
+  if (::mincore(base, offset + n, vec.data()) == 0) {
+    cached = 0;
+    for (size_t i = offset / page; i < vec.size(); i++) cached += vec[i] & 1;
+  }
+  ::munmap(base, offset + n);
+  return cached;
+}
+
+// WillRead on a mapped file starts reading the range into the page cache
+// (and only that range), without changing what reads return.
+TEST_F(EnvPosixTest, MappedFileWillReadLoadsTheRange) {
+  const std::string f = dir_.Join("hinted");
+  constexpr size_t kMiB = size_t{1} << 20;
+  std::string content(8 * kMiB, '\0');
+  for (size_t i = 0; i < content.size(); i += 512)
+    content[i] = static_cast<char>(i / 512);
+  ASSERT_TRUE(WriteStringToFile(env_, content, f, /*sync=*/true).ok());
+  // Drop the file's (clean) pages from the page cache.
+  const int fd = ::open(f.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ::close(fd);
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  const int64_t range_pages = static_cast<int64_t>(2 * kMiB) / page;
+  if (CachedPages(f, 0, 8 * kMiB) > range_pages / 4) {
+    GTEST_SKIP() << "this file system keeps the file in memory";
+  }
+  auto r = env_->NewRandomAccessFile(f);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->IsMemoryMapped());
+  (*r)->WillRead(3 * kMiB, 2 * kMiB);
+  int64_t cached = 0;
+  for (int i = 0; i < 500; i++) {  // the reads run in the background
+    cached = CachedPages(f, 3 * kMiB, 2 * kMiB);
+    if (cached == range_pages) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(cached, range_pages);
+  EXPECT_LE(CachedPages(f, 0, 2 * kMiB), range_pages / 4);
+  std::string_view p;
+  ASSERT_TRUE((*r)->Read(3 * kMiB + 512, 1, &p, nullptr).ok());
+  EXPECT_EQ(content[3 * kMiB + 512], p[0]);
+  // Out-of-range and empty hints are harmless.
+  (*r)->WillRead(8 * kMiB, 100);
+  (*r)->WillRead(8 * kMiB - 10, 1000);
+  (*r)->WillRead(10, 0);
+  ASSERT_TRUE((*r)->Read(8 * kMiB - 512, 1, &p, nullptr).ok());
+  EXPECT_EQ(content[8 * kMiB - 512], p[0]);
 }
 
 TEST_F(EnvPosixTest, MissingFilesAreNotFound) {

@@ -130,6 +130,11 @@ class FaultRandomAccessFile final : public RandomAccessFile {
     return base_->Read(offset, n, result, scratch);
   }
 
+  // A hint reads nothing, so it passes through whatever faults are set.
+  void WillRead(uint64_t offset, uint64_t n) const override {
+    base_->WillRead(offset, n);
+  }
+
  private:
   FaultInjectionEnv* const env_;
   const std::string fname_;
