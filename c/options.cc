@@ -84,6 +84,11 @@ void siftdb_options_set_memtable_filter_ratio(siftdb_options_t* options,
   if (options != nullptr) options->rep.memtable_filter_ratio = ratio;
 }
 
+void siftdb_options_set_advise_random_on_open(siftdb_options_t* options,
+                                              uint8_t v) {
+  if (options != nullptr) options->rep.advise_random_on_open = v != 0;
+}
+
 void siftdb_options_set_max_open_files(siftdb_options_t* options, int n) {
   if (options != nullptr) options->rep.max_open_files = n;
 }

@@ -104,6 +104,7 @@ DBImpl::DBImpl(const Options& options, const std::string& dbname,
       block_cache_ != nullptr ? CacheAccess::Get(*block_cache_) : nullptr;
   table_options_.statistics = &stats_;
   table_options_.paranoid_checks = options_.paranoid_checks;
+  table_options_.advise_random = options_.advise_random_on_open;
   table_options_.cache_filter = options_.cache_filter_blocks;
   table_options_.partition_filters = options_.partition_filters;
   table_options_.filter_partition_size = options_.filter_partition_size;

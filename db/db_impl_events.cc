@@ -56,6 +56,7 @@ void DescribeCoreOptions(const Options& o, const std::string& filter_name,
   add("write_buffer_size", num(o.write_buffer_size));
   add("memtable_filter_ratio", absl::StrFormat("%g", o.memtable_filter_ratio));
   add("max_open_files", num(o.max_open_files));
+  add("advise_random_on_open", flag(o.advise_random_on_open));
   add("block_cache",
       o.block_cache == nullptr
           ? std::string("none (private cache)")

@@ -24,6 +24,37 @@ absl::Status ReadaheadFile::Fill(uint64_t start, uint64_t end) const {
   return absl::OkStatus();
 }
 
+void ReadaheadFile::HintAhead(uint64_t offset, uint64_t end) const {
+  if (offset < hinted_begin_ || end > hinted_end_) {
+    // Outside what was hinted: start over from this read.
+    hinted_begin_ = offset;
+    hinted_end_ = end;
+  }
+  // Keep the hinted range a window ahead of the scan, extending it once
+  // the scan has used half a window of it (or the rest reaches the end),
+  // so that the reads of the next blocks are under way before the scan
+  // gets there.
+  if (forward_run_ >= 1) {
+    const uint64_t target = std::min<uint64_t>(limit_, end + window_);
+    if (target > hinted_end_ &&
+        (target - hinted_end_ >= window_ / 2 || target == limit_)) {
+      base_->WillRead(hinted_end_, target - hinted_end_);
+      hints_++;
+      hinted_end_ = target;
+      window_ = std::min(kMaxWindow, 2 * window_);
+    }
+  } else if (backward_run_ >= 1) {
+    const uint64_t target = offset > window_ ? offset - window_ : 0;
+    if (target < hinted_begin_ &&
+        (hinted_begin_ - target >= window_ / 2 || target == 0)) {
+      base_->WillRead(target, hinted_begin_ - target);
+      hints_++;
+      hinted_begin_ = target;
+      window_ = std::min(kMaxWindow, 2 * window_);
+    }
+  }
+}
+
 absl::Status ReadaheadFile::Read(uint64_t offset, size_t n,
                                  std::string_view* result,
                                  char* scratch) const {
@@ -36,6 +67,11 @@ absl::Status ReadaheadFile::Read(uint64_t offset, size_t n,
   have_last_ = true;
   last_start_ = offset;
   last_end_ = end;
+  if (mapped_) {
+    HintAhead(offset, end);
+    base_reads_++;
+    return base_->Read(offset, n, result, scratch);
+  }
 
   const auto in_window = [&] {
     return offset >= buf_start_ && end <= buf_start_ + buf_len_;

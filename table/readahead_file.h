@@ -15,6 +15,13 @@
 // direction, and later reads inside the window are served from memory.
 // Reads past `limit` are never issued (the window is clipped to it).
 //
+// Over a memory-mapped file (IsMemoryMapped) nothing is copied: every
+// read is answered by the mapping, and a scan keeps the next window of the
+// file hinted (WillRead) ahead of it, so the reads from storage run ahead
+// of the scan. The engine advises its table mappings for
+// random access (a page fault reads only its page, so point lookups read
+// no more than they need), and these hints are what reads ahead for scans.
+//
 // Thread safety: NOT thread-safe (Read mutates the window although it is
 // const, as the interface requires): one per iterator, used by one thread.
 // Ownership: borrows `base`, which must outlive this object.
@@ -40,21 +47,31 @@ class ReadaheadFile final : public RandomAccessFile {
   static constexpr size_t kMaxWindow = size_t{256} << 10;
 
   ReadaheadFile(const RandomAccessFile* base, uint64_t limit)
-      : base_(base), limit_(limit) {}
+      : base_(base), limit_(limit), mapped_(base->IsMemoryMapped()) {}
 
   absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
                     char* scratch) const override;
+  bool IsMemoryMapped() const override { return mapped_; }
+  void WillRead(uint64_t offset, uint64_t n) const override {
+    base_->WillRead(offset, n);
+  }
 
-  // Underlying reads issued so far (for tests).
+  // Underlying reads issued so far, and hints issued (over a mapping),
+  // for tests.
   uint64_t base_reads() const { return base_reads_; }
+  uint64_t hints() const { return hints_; }
 
  private:
   // Fills the window with [start, end) (end <= limit_, end - start <=
   // kMaxWindow).
   absl::Status Fill(uint64_t start, uint64_t end) const;
+  // Over a mapping: after a read of [offset, end), hints what the scan in
+  // progress will read next.
+  void HintAhead(uint64_t offset, uint64_t end) const;
 
   const RandomAccessFile* const base_;
   const uint64_t limit_;
+  const bool mapped_;
 
   mutable std::unique_ptr<char[]> buf_;  // kMaxWindow bytes once used
   mutable uint64_t buf_start_ = 0;       // the window: [buf_start_,
@@ -66,6 +83,9 @@ class ReadaheadFile final : public RandomAccessFile {
   mutable int backward_run_ = 0;  // consecutive adjacent backward requests
   mutable size_t window_ = kInitialWindow;
   mutable uint64_t base_reads_ = 0;
+  mutable uint64_t hints_ = 0;
+  mutable uint64_t hinted_begin_ = 0;  // over a mapping: the range hinted
+  mutable uint64_t hinted_end_ = 0;    //   by the scan in progress
 };
 
 }  // namespace siftdb

@@ -84,6 +84,9 @@ absl::StatusOr<BlockContents> Table::ReadMetaBlock(
   ro.statistics = options_.statistics;
   ro.file_name = file_name_;
   ro.limit = file_size_ - kFooterSize;
+  // Index and filter blocks span many pages: read them in one go rather
+  // than a fault at a time (the file may be advised for random access).
+  file_->WillRead(handle.offset(), handle.size() + kBlockTrailerSize);
   return ReadBlock(*file_, ro, handle);
 }
 
@@ -100,6 +103,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
         "footer)",
         file_name, file_size, kFooterSize));
   }
+  if (options.advise_random) file->AdviseRandomAccess();
   std::unique_ptr<Table> table(
       new Table(options, std::move(file_name), std::move(file), file_size));
   const std::string& name = table->file_name_;
@@ -256,6 +260,8 @@ absl::Status Table::VerifyDataBlockChecksums() const {
   ro.statistics = options_.statistics;
   ro.file_name = file_name_;
   ro.limit = data_end_;
+  // Every data block, in order: one hint for all of them.
+  file_->WillRead(0, data_end_);
   uint64_t expected_offset = 0;
   for (index->SeekToFirst(); index->Valid(); index->Next()) {
     BlockHandle handle;
@@ -387,18 +393,10 @@ std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
   bounds.bounds = IterateBounds::From(comparator_.user_comparator(), options);
   bounds.statistics = options_.statistics;
   bounds.skipped = Ticker::kBoundsSkippedBlocks;
-  // Scans of a file read with system calls go through a readahead window
-  // (one per iterator); a mapped file needs none (the kernel reads ahead
-  // on page faults, and a window would only copy). Point lookups
+  // Scans go through a readahead window (one per iterator): large reads
+  // of a file read with system calls, hints ahead of the scan on a
+  // mapping (whose faults read only their own page). Point lookups
   // (InternalGet) read single blocks.
-  if (file_->IsMemoryMapped()) {
-    return NewBoundedTwoLevelIterator(
-        NewIndexIterator(),
-        [this, options](std::string_view index_value) {
-          return NewDataBlockIterator(options, index_value, *file_);
-        },
-        bounds);
-  }
   auto readahead = std::make_shared<ReadaheadFile>(file_.get(), data_end_);
   return NewBoundedTwoLevelIterator(
       NewIndexIterator(),

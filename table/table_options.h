@@ -88,6 +88,9 @@ struct TableOptions {
   Statistics* statistics = nullptr;
   // Verify the CRC of every block read, whatever ReadOptions says.
   bool paranoid_checks = false;
+  // Options::advise_random_on_open: Table::Open advises its file for
+  // random access (RandomAccessFile::AdviseRandomAccess).
+  bool advise_random = false;
   // A MultiGet block read taking longer than this came from storage, not
   // from memory: the table's batches go on hinting their reads
   // (Table::kMultiGetHintBatches). A 4 KiB block decodes from memory in

@@ -139,6 +139,11 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     return absl::OkStatus();
   }
 
+  // POSIX_FADV_RANDOM: the kernel reads only what each pread asks for.
+  void AdviseRandomAccess() const override {
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
+  }
+
   // Starts the kernel's read of the range into the page cache; the pread
   // that follows finds it there.
   void WillRead(uint64_t offset, uint64_t n) const override {
@@ -197,6 +202,12 @@ class PosixMmapRandomAccessFile final : public RandomAccessFile {
     const uint64_t end = std::min<uint64_t>(offset + n, length_) / page * page;
     if (begin >= end) return;
     ::madvise(const_cast<char*>(base_) + begin, end - begin, MADV_DONTNEED);
+  }
+
+  // MADV_RANDOM: a page fault reads only its own page (no read-around).
+  // Resident neighbouring pages are still mapped in on a fault.
+  void AdviseRandomAccess() const override {
+    ::madvise(const_cast<char*>(base_), length_, MADV_RANDOM);
   }
 
   // MADV_WILLNEED on a file mapping starts reading the range's pages into

@@ -86,6 +86,9 @@ struct EngineConfig {
   bool paranoid_file_checks = false;
   size_t block_size = 4096;
   int max_open_files = 1000;
+  // --advise_random_on_open (siftdb's and RocksDB's option; LevelDB has no
+  // such advice and keeps the OS's read-around).
+  bool advise_random_on_open = true;
   // Block compression by RocksDB's names: "none", "snappy", "lz4" or
   // "zstd" (LevelDB: snappy or none only).
   std::string compression = "snappy";

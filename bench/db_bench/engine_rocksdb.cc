@@ -171,6 +171,7 @@ class RocksDBEngine final : public BenchEngine {
         config.hard_pending_compaction_bytes_limit;
     options_.delayed_write_rate = config.delayed_write_rate;
     options_.max_open_files = config.max_open_files;
+    options_.advise_random_on_open = config.advise_random_on_open;
     options_.compression = RocksDBCompression(config.compression);
     if (!config.bottommost_compression.empty()) {
       options_.bottommost_compression =

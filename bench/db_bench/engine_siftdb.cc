@@ -129,6 +129,7 @@ class SiftdbEngine final : public BenchEngine {
     options_.paranoid_file_checks = config.paranoid_file_checks;
     options_.block_size = config.block_size;
     options_.max_open_files = config.max_open_files;
+    options_.advise_random_on_open = config.advise_random_on_open;
     options_.compression = CompressionByName(config.compression);
     if (!config.bottommost_compression.empty()) {
       options_.bottommost_compression =

@@ -104,6 +104,10 @@ ABSL_FLAG(int64_t, rate_limiter_bytes_per_sec, 0,
           "Bytes/s that flushes and compactions may write to table files "
           "(Options::rate_limiter, RocksDB's flag); 0: unlimited; refused "
           "by the LevelDB adapter");
+ABSL_FLAG(bool, advise_random_on_open, true,
+          "Options::advise_random_on_open (RocksDB's flag and default): "
+          "tables are read at random, no read-around on page faults; "
+          "LevelDB has no such option");
 ABSL_FLAG(bool, use_direct_reads, false,
           "false only: siftdb reads through the page cache (no O_DIRECT)");
 ABSL_FLAG(bool, use_direct_io_for_flush_and_compaction, false,
@@ -234,6 +238,7 @@ absl::Status CheckMissingFeatures(BenchConfig* c) {
   }
   c->engine.prefix_size = prefix_size;
   c->engine.total_order_seek = absl::GetFlag(FLAGS_total_order_seek);
+  c->engine.advise_random_on_open = absl::GetFlag(FLAGS_advise_random_on_open);
   if (keys_per_prefix > 0) {
     c->key_groups =
         static_cast<uint64_t>(std::max<int64_t>(1, c->num / keys_per_prefix));

@@ -313,6 +313,10 @@ SIFTDB_EXPORT void siftdb_options_set_memtable_filter_ratio(
     siftdb_options_t* options, double ratio);
 SIFTDB_EXPORT void siftdb_options_set_max_open_files(siftdb_options_t* options,
                                                      int n);
+// Nonzero (default): tables are advised for random reads, so a page fault
+// reads only its page (Options::advise_random_on_open).
+SIFTDB_EXPORT void siftdb_options_set_advise_random_on_open(
+    siftdb_options_t* options, uint8_t v);
 SIFTDB_EXPORT void siftdb_options_set_block_cache_size(
     siftdb_options_t* options, size_t bytes);
 // A block cache several databases share (Options::block_cache); when set,

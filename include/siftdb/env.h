@@ -86,6 +86,12 @@ class SIFTDB_EXPORT RandomAccessFile {
     (void)offset;
     (void)n;
   }
+
+  // A hint that reads will come at random offsets, so the OS need not read
+  // ahead or around them (a mapped file reads only the page a fault
+  // touches). Reads that do run in order should then say so with
+  // WillRead. No effect on what Read returns. The default does nothing.
+  virtual void AdviseRandomAccess() const {}
 };
 
 // Appends to a file. Append() may buffer in user space; after Flush() the

@@ -183,6 +183,16 @@ struct SIFTDB_EXPORT Options {
   // --- Tables ---
   // Upper bound on open table files (table cache capacity). At least 16.
   int max_open_files = 1000;
+  // Tell the OS that tables are read at random offsets (RocksDB's option
+  // of this name; its default too). For mapped tables (Env::Default maps
+  // them) a page fault then reads only its page instead of the device's
+  // read-ahead around it (read_ahead_kb: often 128 KiB, 8 MiB on the
+  // benchmark VM), which, once the tables outgrow memory, makes every Get
+  // read pages it does not need and evict ones it does. Scans,
+  // compactions, table opens and MultiGet hint what they will read
+  // (RandomAccessFile::WillRead) either way. false: the OS's read-around
+  // on every fault.
+  bool advise_random_on_open = true;
   // Cache of uncompressed data blocks, shared with every other DB opened
   // with the same one (NewLRUCache in siftdb/cache.h): one memory budget for
   // all of them. When set, block_cache_size is ignored. The blocks of a

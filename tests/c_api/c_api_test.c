@@ -181,6 +181,8 @@ static siftdb_options_t* FullOptions(void) {
   siftdb_options_set_write_buffer_size(o, 64 << 10);
   siftdb_options_set_memtable_filter_ratio(o, 0.1);
   siftdb_options_set_max_open_files(o, 100);
+  siftdb_options_set_advise_random_on_open(o, 0);
+  siftdb_options_set_advise_random_on_open(o, 1);
   siftdb_options_set_block_cache_size(o, 1 << 20);
   siftdb_options_set_block_size(o, 1024);
   siftdb_options_set_block_restart_interval(o, 8);

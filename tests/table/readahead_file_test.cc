@@ -7,9 +7,11 @@
 
 #include "table/readahead_file.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -35,6 +37,44 @@ class StringFile final : public RandomAccessFile {
  private:
   const std::string data_;
   mutable int reads_ = 0;
+};
+
+// A "mapped" file in memory: answers with views of its bytes and records
+// each WillRead.
+class MappedStringFile final : public RandomAccessFile {
+ public:
+  explicit MappedStringFile(std::string data) : data_(std::move(data)) {}
+  absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                    char* /*scratch*/) const override {
+    reads_++;
+    if (offset > data_.size()) offset = data_.size();
+    *result = std::string_view(data_).substr(offset, n);
+    return absl::OkStatus();
+  }
+  bool IsMemoryMapped() const override { return true; }
+  void WillRead(uint64_t offset, uint64_t n) const override {
+    hints_.push_back({offset, offset + n});
+  }
+  // Whether every byte of [begin, end) was hinted.
+  bool Hinted(uint64_t begin, uint64_t end) const {
+    std::vector<std::pair<uint64_t, uint64_t>> h = hints_;
+    std::sort(h.begin(), h.end());
+    for (const auto& [b, e] : h) {
+      if (b <= begin && e > begin) begin = e;
+      if (begin >= end) return true;
+    }
+    return begin >= end;
+  }
+  int reads() const { return reads_; }
+  const std::vector<std::pair<uint64_t, uint64_t>>& hints() const {
+    return hints_;
+  }
+  const std::string& data() const { return data_; }
+
+ private:
+  const std::string data_;
+  mutable int reads_ = 0;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> hints_;
 };
 
 std::string Pattern(size_t n) {
@@ -80,6 +120,73 @@ TEST(ReadaheadFileTest, BackwardScanUsesFewReads) {
   }
   EXPECT_GT(blocks, 300);
   EXPECT_LT(base.reads(), 30);
+}
+
+// Over a mapping nothing is copied: each read is the mapping's answer,
+// and a scan keeps what it reads next hinted, a window ahead, with few
+// hints, inside the limit.
+TEST(ReadaheadFileTest, MappedForwardScanHintsAheadWithoutCopying) {
+  MappedStringFile base(Pattern(2 << 20));
+  const uint64_t limit = base.data().size() - 1000;
+  ReadaheadFile f(&base, limit);
+  EXPECT_TRUE(f.IsMemoryMapped());
+  const size_t block = 4000;
+  int blocks = 0;
+  for (uint64_t off = 0; off + block <= limit; off += block, blocks++) {
+    std::string_view got;
+    ASSERT_TRUE(f.Read(off, block, &got, nullptr).ok());
+    ASSERT_EQ(got.data(), base.data().data() + off) << "copied at " << off;
+    ASSERT_EQ(got.size(), block);
+    // From the second block on, what follows it is hinted: at least half
+    // the first window (8 KiB), and 64 KiB once 256 KiB have been read.
+    const uint64_t ahead = off < (256 << 10) ? 8192 : 65536;
+    if (blocks >= 1) {
+      ASSERT_TRUE(base.Hinted(off + block,
+                              std::min<uint64_t>(limit, off + block + ahead)))
+          << "at " << off;
+    }
+  }
+  EXPECT_GT(blocks, 500);
+  EXPECT_EQ(base.reads(), blocks);
+  EXPECT_LT(base.hints().size(), 30u);
+  EXPECT_EQ(f.hints(), base.hints().size());
+  for (const auto& [b, e] : base.hints()) EXPECT_LE(e, limit);
+}
+
+TEST(ReadaheadFileTest, MappedBackwardScanHintsAhead) {
+  MappedStringFile base(Pattern(1 << 20));
+  ReadaheadFile f(&base, base.data().size());
+  const size_t block = 3000;
+  int blocks = 0;
+  for (uint64_t end = base.data().size(); end >= block;
+       end -= block, blocks++) {
+    std::string_view got;
+    ASSERT_TRUE(f.Read(end - block, block, &got, nullptr).ok());
+    ASSERT_EQ(got, std::string_view(base.data()).substr(end - block, block));
+    const uint64_t begin = end - block;
+    const uint64_t ahead =
+        base.data().size() - end < (256 << 10) ? 8192 : 65536;
+    if (blocks >= 1) {
+      ASSERT_TRUE(base.Hinted(begin > ahead ? begin - ahead : 0, begin))
+          << "at " << end;
+    }
+  }
+  EXPECT_GT(blocks, 300);
+  EXPECT_LT(base.hints().size(), 30u);
+}
+
+// Random reads over a mapping hint nothing.
+TEST(ReadaheadFileTest, MappedRandomReadsHintNothing) {
+  MappedStringFile base(Pattern(1 << 20));
+  ReadaheadFile f(&base, base.data().size());
+  std::mt19937 rng(17);
+  for (int i = 0; i < 1000; i++) {
+    const uint64_t off = rng() % (base.data().size() - 4096);
+    std::string_view got;
+    ASSERT_TRUE(f.Read(off, 4096, &got, nullptr).ok());
+    ASSERT_EQ(got, std::string_view(base.data()).substr(off, 4096));
+  }
+  EXPECT_LE(base.hints().size(), 2u);
 }
 
 TEST(ReadaheadFileTest, NeverReadsPastLimit) {

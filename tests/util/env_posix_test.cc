@@ -254,6 +254,16 @@ int64_t CachedPages(const std::string& path, size_t offset, size_t n) {
   return cached;
 }
 
+// Drops the (clean, synced) pages of `path` from the page cache; false
+// when the file system keeps them anyway (tmpfs).
+bool DropCachedPages(const std::string& path, size_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  return CachedPages(path, 0, bytes) == 0;
+}
+
 // WillRead on a mapped file starts reading the range into the page cache
 // (and only that range), without changing what reads return.
 TEST_F(EnvPosixTest, MappedFileWillReadLoadsTheRange) {
@@ -263,14 +273,9 @@ TEST_F(EnvPosixTest, MappedFileWillReadLoadsTheRange) {
   for (size_t i = 0; i < content.size(); i += 512)
     content[i] = static_cast<char>(i / 512);
   ASSERT_TRUE(WriteStringToFile(env_, content, f, /*sync=*/true).ok());
-  // Drop the file's (clean) pages from the page cache.
-  const int fd = ::open(f.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-  ::close(fd);
   const int64_t page = ::sysconf(_SC_PAGESIZE);
   const int64_t range_pages = static_cast<int64_t>(2 * kMiB) / page;
-  if (CachedPages(f, 0, 8 * kMiB) > range_pages / 4) {
+  if (!DropCachedPages(f, 8 * kMiB)) {
     GTEST_SKIP() << "this file system keeps the file in memory";
   }
   auto r = env_->NewRandomAccessFile(f);
@@ -294,6 +299,35 @@ TEST_F(EnvPosixTest, MappedFileWillReadLoadsTheRange) {
   (*r)->WillRead(10, 0);
   ASSERT_TRUE((*r)->Read(8 * kMiB - 512, 1, &p, nullptr).ok());
   EXPECT_EQ(content[8 * kMiB - 512], p[0]);
+}
+
+// A fault on a mapped file advised for random access reads only its own
+// page; without the advice the kernel reads the pages around it too.
+TEST_F(EnvPosixTest, MappedFileAdvisedRandomReadsOnlyTheFaultingPage) {
+  const std::string f = dir_.Join("random");
+  constexpr size_t kBytes = size_t{8} << 20;
+  std::string content(kBytes, 'r');
+  ASSERT_TRUE(WriteStringToFile(env_, content, f, /*sync=*/true).ok());
+  auto fault_at_middle = [&](bool advise) -> int64_t {
+    if (!DropCachedPages(f, kBytes)) return -1;
+    auto r = env_->NewRandomAccessFile(f);
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) return -1;
+    if (advise) (*r)->AdviseRandomAccess();
+    std::string_view p;
+    EXPECT_TRUE((*r)->Read(kBytes / 2 + 100, 1, &p, nullptr).ok());
+    EXPECT_EQ(p, "r");
+    return CachedPages(f, 0, kBytes);
+  };
+  // Advised first: the read-around of the unadvised fault goes on in the
+  // background after the fault returns.
+  const int64_t advised = fault_at_middle(true);
+  const int64_t unadvised = fault_at_middle(false);
+  if (advised < 0 || unadvised < 0) {
+    GTEST_SKIP() << "this file system keeps files in memory";
+  }
+  if (unadvised <= 4) GTEST_SKIP() << "no read-around on this device";
+  EXPECT_LE(advised, 2) << "without the advice: " << unadvised;
 }
 
 TEST_F(EnvPosixTest, MissingFilesAreNotFound) {

@@ -134,6 +134,7 @@ class FaultRandomAccessFile final : public RandomAccessFile {
   void WillRead(uint64_t offset, uint64_t n) const override {
     base_->WillRead(offset, n);
   }
+  void AdviseRandomAccess() const override { base_->AdviseRandomAccess(); }
 
  private:
   FaultInjectionEnv* const env_;

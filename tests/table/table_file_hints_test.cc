@@ -1,11 +1,13 @@
 // Copyright (c) siftdb authors.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Table's batched lookups and the file: MultiGetPin tells the file about
-// every data block the batch will read from it (RandomAccessFile::WillRead)
+// What a Table tells its file beside reading it. MultiGetPin hints every
+// data block the batch will read from the file (RandomAccessFile::WillRead)
 // before MultiGetFinish reads any, so the reads from storage overlap;
 // blocks the cache holds are neither hinted nor read; and the hints stop
 // once reads come back as fast as memory, and resume after a slow one.
+// Open advises the file for random access when asked, and hints each meta
+// block before reading it; the after-write check hints all data blocks.
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "siftdb/filter_policy.h"
 #include "table/format.h"
 #include "tests/table/table_test_util.h"
 #include "util/cache.h"
@@ -61,6 +64,8 @@ class RecordingSource final : public RandomAccessFile {
     MutexLock lock(&mu_);
     events_.push_back(Event{true, offset, n});
   }
+  void AdviseRandomAccess() const override { advised_random_++; }
+  int advised_random() const { return advised_random_.load(); }
 
   std::vector<Event> TakeEvents() {
     MutexLock lock(&mu_);
@@ -76,14 +81,18 @@ class RecordingSource final : public RandomAccessFile {
   mutable Mutex mu_;
   mutable std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
   std::chrono::milliseconds delay_ ABSL_GUARDED_BY(mu_){0};
+  mutable std::atomic<int> advised_random_{0};
 };
 
 constexpr size_t kEntries = 2000;
 
-class TableMultiGetTest : public testing::Test {
+class TableFileHintsTest : public testing::Test {
  protected:
-  void Open(ShardedCache* cache, int64_t slow_read_nanos) {
+  void Open(ShardedCache* cache, int64_t slow_read_nanos,
+            bool advise_random = false) {
     TableOptions options;
+    options.advise_random = advise_random;
+    options.filter_policy = NewBloomFilterPolicy(10);
     options.block_size = 1024;  // many blocks
     options.compression = kNoCompression;
     options.block_cache = cache;
@@ -97,7 +106,7 @@ class TableMultiGetTest : public testing::Test {
         Table::Open(options, "000007.sst", std::move(source), contents->size());
     ASSERT_TRUE(table.ok()) << table.status();
     table_ = std::move(*table);
-    source_->TakeEvents();  // the footer, index and filter reads
+    open_events_ = source_->TakeEvents();  // footer, index and filter
   }
 
   // One batch over every `step`-th entry from `first`; checks every answer
@@ -132,6 +141,7 @@ class TableMultiGetTest : public testing::Test {
   }
 
   KVList entries_;
+  std::vector<RecordingSource::Event> open_events_;
   RecordingSource* source_ = nullptr;
   std::unique_ptr<Table> table_;
 };
@@ -142,7 +152,7 @@ size_t Count(const std::vector<RecordingSource::Event>& events, bool hint) {
                     [&](const auto& e) { return e.hint == hint; }));
 }
 
-TEST_F(TableMultiGetTest, HintsEveryBlockItWillReadBeforeReadingAny) {
+TEST_F(TableFileHintsTest, HintsEveryBlockItWillReadBeforeReadingAny) {
   Open(nullptr, 1'000'000'000);
   std::vector<RecordingSource::Event> pin, finish;
   Batch(3, 97, &pin, &finish);
@@ -159,7 +169,7 @@ TEST_F(TableMultiGetTest, HintsEveryBlockItWillReadBeforeReadingAny) {
   EXPECT_EQ(hinted, read);
 }
 
-TEST_F(TableMultiGetTest, CachedBlocksAreNeitherHintedNorRead) {
+TEST_F(TableFileHintsTest, CachedBlocksAreNeitherHintedNorRead) {
   auto cache = NewShardedLRUCache(size_t{64} << 20);
   Open(cache.get(), 1'000'000'000);
   std::vector<RecordingSource::Event> pin, finish;
@@ -172,7 +182,7 @@ TEST_F(TableMultiGetTest, CachedBlocksAreNeitherHintedNorRead) {
   EXPECT_TRUE(finish.empty());
 }
 
-TEST_F(TableMultiGetTest, HintsStopAfterFastReadsAndResumeAfterASlowOne) {
+TEST_F(TableFileHintsTest, HintsStopAfterFastReadsAndResumeAfterASlowOne) {
   // Reads count as slow from 50 ms on: only the delayed ones below are.
   Open(nullptr, 50'000'000);
   std::vector<RecordingSource::Event> pin, finish;
@@ -191,6 +201,41 @@ TEST_F(TableMultiGetTest, HintsStopAfterFastReadsAndResumeAfterASlowOne) {
   Batch(3, 61, &pin, &finish);
   EXPECT_GT(Count(pin, true), 0u);
   EXPECT_EQ(Count(pin, true), Count(finish, false));
+}
+
+TEST_F(TableFileHintsTest, OpenAdvisesRandomAccessWhenAskedAndHintsMetaBlocks) {
+  Open(nullptr, 1'000'000'000, /*advise_random=*/false);
+  EXPECT_EQ(source_->advised_random(), 0);
+  Open(nullptr, 1'000'000'000, /*advise_random=*/true);
+  EXPECT_EQ(source_->advised_random(), 1);
+  // Every read of more than the footer was hinted just before it, whole
+  // (the index and the filter, each spanning many pages).
+  int hinted_reads = 0;
+  for (size_t i = 0; i < open_events_.size(); i++) {
+    const auto& e = open_events_[i];
+    if (e.hint || e.n <= kFooterSize) continue;
+    ASSERT_GT(i, 0u);
+    EXPECT_TRUE(open_events_[i - 1].hint);
+    EXPECT_EQ(open_events_[i - 1].offset, e.offset);
+    EXPECT_EQ(open_events_[i - 1].n, e.n);
+    hinted_reads++;
+  }
+  EXPECT_GE(hinted_reads, 2);  // index and filter
+}
+
+TEST_F(TableFileHintsTest, TheAfterWriteCheckHintsEveryDataBlockAtOnce) {
+  Open(nullptr, 1'000'000'000);
+  ASSERT_TRUE(table_->VerifyDataBlockChecksums().ok());
+  std::vector<RecordingSource::Event> events = source_->TakeEvents();
+  ASSERT_GT(events.size(), 10u);
+  EXPECT_TRUE(events[0].hint);
+  EXPECT_EQ(events[0].offset, 0u);
+  EXPECT_EQ(Count(events, true), 1u);
+  uint64_t data_end = 0;
+  for (const auto& e : events) {
+    if (!e.hint) data_end = std::max(data_end, e.offset + e.n);
+  }
+  EXPECT_EQ(events[0].n, data_end);
 }
 
 }  // namespace
