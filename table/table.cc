@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "table/readahead_file.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
@@ -356,6 +357,23 @@ absl::Status Table::ReadDataBlock(const ReadOptions& options,
   return absl::OkStatus();
 }
 
+absl::Status Table::ReadDataBlockTimed(const ReadOptions& options,
+                                       const BlockHandle& handle,
+                                       PinnedBlock* pinned, bool* slow) const {
+  const int64_t start = absl::GetCurrentTimeNanos();
+  absl::Status s = ReadDataBlock(options, handle, *file_, pinned);
+  *slow = absl::GetCurrentTimeNanos() - start > options_.slow_block_read_nanos;
+  return s;
+}
+
+void Table::NoteReadSpeed(bool slow) const {
+  if (slow) {
+    reads_to_hint_.store(kHintedReads, std::memory_order_relaxed);
+  } else if (reads_to_hint_.load(std::memory_order_relaxed) > 0) {
+    reads_to_hint_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
 absl::Status Table::PinDataBlock(const ReadOptions& options,
                                  std::string_view index_value,
                                  const RandomAccessFile& file,
@@ -442,8 +460,20 @@ absl::Status Table::InternalGet(
   if (!s.ok()) return s;
   if (in_index) {
     PinnedBlock pinned;
-    s = PinDataBlock(options, index_value, *file_, &pinned);
+    BlockHandle handle;
+    s = DecodeDataHandle(index_value, &handle);
     if (!s.ok()) return s;
+    if (!PinCachedBlock(handle, &pinned)) {
+      // From storage, a mapped block spanning two pages would be two
+      // faults, one read each: hint it whole first.
+      if (file_->IsMemoryMapped() && HintReads()) {
+        file_->WillRead(handle.offset(), handle.size() + kBlockTrailerSize);
+      }
+      bool slow = false;
+      s = ReadDataBlockTimed(options, handle, &pinned, &slow);
+      NoteReadSpeed(slow);
+      if (!s.ok()) return s;
+    }
     s = pinned.block->Seek(&comparator_, file_name_, internal_key,
                            [&](std::string_view key, std::string_view value) {
                              same_user_key =

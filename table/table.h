@@ -125,10 +125,13 @@ class Table {
   // between.
   void MultiGetLocate(std::span<GetRequest> requests,
                       MultiGetBlocks* blocks) const;
-  // Pin hints reads while one of the last this many batches that read
-  // blocks met a slow read (TableOptions::multiget_slow_read_nanos), and
-  // in the first this many batches.
-  static constexpr int kMultiGetHintBatches = 64;
+  // Data block reads are hinted (MultiGetPin for the batch; a Get of a
+  // mapped table just before its read, so that a block spanning two pages
+  // is one read from storage) while one of the last this many Gets or
+  // MultiGet batches that read blocks met a slow read
+  // (TableOptions::slow_block_read_nanos), and in a table's first this
+  // many.
+  static constexpr int kHintedReads = 64;
   void MultiGetPin(std::span<GetRequest> requests,
                    MultiGetBlocks* blocks) const;
   void MultiGetFinish(const ReadOptions& options,
@@ -264,6 +267,18 @@ class Table {
                              const BlockHandle& handle,
                              const RandomAccessFile& file,
                              PinnedBlock* pinned) const;
+  // ReadDataBlock through file_; *slow: whether it took longer than
+  // TableOptions::slow_block_read_nanos.
+  absl::Status ReadDataBlockTimed(const ReadOptions& options,
+                                  const BlockHandle& handle,
+                                  PinnedBlock* pinned, bool* slow) const;
+  // Counts reads_to_hint_ down, or sets it back after a slow read: once per
+  // Get that read a block, once per MultiGet batch that read any (whose
+  // reads the hints themselves make fast, so they count as one).
+  void NoteReadSpeed(bool slow) const;
+  bool HintReads() const {
+    return reads_to_hint_.load(std::memory_order_relaxed) > 0;
+  }
 
   // Starts loading the block cache's entry for the data block named by
   // index_value (no effect without a cache or on a malformed handle).
@@ -379,15 +394,15 @@ class Table {
   // keeps partition_index_ only (null: an index that did not decode, so
   // every probe answers "may match"), counted in heap_filter_bytes.
   bool filter_partitioned_ = false;
-  // MultiGet's read hints (RandomAccessFile::WillRead) pay off when the
-  // blocks come from storage and cost a system call each when they are
-  // already in memory (the page cache, or a mapping's resident pages). So
-  // the batches hint while this is above zero: each batch that reads
-  // blocks counts it down, and a block read slower than
-  // TableOptions::multiget_slow_read_nanos (storage, not memory) sets it
-  // back to kMultiGetHintBatches. Starts hinting. Relaxed: a race only
-  // costs a few hints more or fewer.
-  mutable std::atomic<int> hint_batches_{kMultiGetHintBatches};
+  // Read hints (RandomAccessFile::WillRead) pay off when the blocks come
+  // from storage and cost a system call each when they are already in
+  // memory (the page cache, or a mapping's resident pages). So data block
+  // reads are hinted while this is above zero: each Get that reads a
+  // block, and each MultiGet batch that reads any, counts it down, and a
+  // read slower than TableOptions::slow_block_read_nanos (storage, not
+  // memory) sets it back to kHintedReads. Starts hinting. Relaxed: a race
+  // only costs a few hints more or fewer.
+  mutable std::atomic<int> reads_to_hint_{kHintedReads};
   std::unique_ptr<PartitionedFilterReader> heap_partitions_;
   std::unique_ptr<FilterPartitionIndex> partition_index_;
   size_t partition_index_bytes_ = 0;

@@ -12,7 +12,6 @@
 // others; Finish reads those and searches every block.
 
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "table/table.h"
 #include "util/coding.h"
 #include "util/statistics.h"
@@ -115,7 +114,7 @@ void Table::MultiGetPin(std::span<GetRequest> requests,
   const size_t n = blocks->index_values_.size();
   blocks->handles_.resize(n);
   blocks->pinned_.resize(n);
-  const bool hint = hint_batches_.load(std::memory_order_relaxed) > 0;
+  const bool hint = HintReads();
   auto fail_block = [&](size_t b, const absl::Status& s) {
     for (GetRequest& request : requests) {
       if (request.block == static_cast<int>(b)) request.status = s;
@@ -160,12 +159,11 @@ void Table::MultiGetFinish(
       if (pinned.block == nullptr) {
         // Not in the cache: read now. On failure every request of the
         // block (this one and the later ones) fails, and none rereads it.
-        const int64_t start = absl::GetCurrentTimeNanos();
+        bool slow = false;
         absl::Status s =
-            ReadDataBlock(options, blocks->handles_[b], *file_, &pinned);
+            ReadDataBlockTimed(options, blocks->handles_[b], &pinned, &slow);
         read_blocks = true;
-        slow_read = slow_read || absl::GetCurrentTimeNanos() - start >
-                                     options_.multiget_slow_read_nanos;
+        slow_read = slow_read || slow;
         if (!s.ok()) {
           for (size_t j = i; j < requests.size(); j++) {
             if (requests[j].block == request.block) requests[j].status = s;
@@ -196,11 +194,7 @@ void Table::MultiGetFinish(
                                      : FilterOutcome::kFalsePositive;
     }
   }
-  if (slow_read) {
-    hint_batches_.store(kMultiGetHintBatches, std::memory_order_relaxed);
-  } else if (read_blocks && hint_batches_.load(std::memory_order_relaxed) > 0) {
-    hint_batches_.fetch_sub(1, std::memory_order_relaxed);
-  }
+  if (read_blocks) NoteReadSpeed(slow_read);
 }
 
 }  // namespace siftdb

@@ -91,12 +91,11 @@ struct TableOptions {
   // Options::advise_random_on_open: Table::Open advises its file for
   // random access (RandomAccessFile::AdviseRandomAccess).
   bool advise_random = false;
-  // A MultiGet block read taking longer than this came from storage, not
-  // from memory: the table's batches go on hinting their reads
-  // (Table::kMultiGetHintBatches). A 4 KiB block decodes from memory in
-  // about 3 us with Snappy and 12 us with zstd on the benchmarks' 2-core
-  // VM; a read from storage takes 20 us or more.
-  int64_t multiget_slow_read_nanos = 15'000;
+  // A data block read taking longer than this came from storage, not from
+  // memory: the table goes on hinting its reads (Table::kHintedReads). A 4 KiB
+  // block decodes from memory in about 3 us with Snappy and 12 us with zstd on
+  // the benchmarks' 2-core VM; a read from storage takes 20 us or more.
+  int64_t slow_block_read_nanos = 15'000;
 };
 
 // The user comparator of `options`, defaulted.

@@ -6,8 +6,9 @@
 // before MultiGetFinish reads any, so the reads from storage overlap;
 // blocks the cache holds are neither hinted nor read; and the hints stop
 // once reads come back as fast as memory, and resume after a slow one.
-// Open advises the file for random access when asked, and hints each meta
-// block before reading it; the after-write check hints all data blocks.
+// A Get of a mapped table hints its block on the same terms. Open advises
+// the file for random access when asked, and hints each meta block before
+// reading it; the after-write check hints all data blocks.
 
 #include <algorithm>
 #include <chrono>
@@ -38,8 +39,10 @@ class RecordingSource final : public RandomAccessFile {
     uint64_t n;
   };
 
-  explicit RecordingSource(std::string contents)
-      : contents_(std::move(contents)) {}
+  // mapped: answers with views of its bytes, as a mapping does.
+  RecordingSource(std::string contents, bool mapped)
+      : contents_(std::move(contents)), mapped_(mapped) {}
+  bool IsMemoryMapped() const override { return mapped_; }
 
   absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
                     char* scratch) const override {
@@ -55,6 +58,10 @@ class RecordingSource final : public RandomAccessFile {
       return absl::OkStatus();
     }
     n = std::min<uint64_t>(n, contents_.size() - offset);
+    if (mapped_) {
+      *result = std::string_view(contents_).substr(offset, n);
+      return absl::OkStatus();
+    }
     std::memcpy(scratch, contents_.data() + offset, n);
     *result = std::string_view(scratch, n);
     return absl::OkStatus();
@@ -78,6 +85,7 @@ class RecordingSource final : public RandomAccessFile {
 
  private:
   const std::string contents_;
+  const bool mapped_;
   mutable Mutex mu_;
   mutable std::vector<Event> events_ ABSL_GUARDED_BY(mu_);
   std::chrono::milliseconds delay_ ABSL_GUARDED_BY(mu_){0};
@@ -89,18 +97,18 @@ constexpr size_t kEntries = 2000;
 class TableFileHintsTest : public testing::Test {
  protected:
   void Open(ShardedCache* cache, int64_t slow_read_nanos,
-            bool advise_random = false) {
+            bool advise_random = false, bool mapped = false) {
     TableOptions options;
     options.advise_random = advise_random;
     options.filter_policy = NewBloomFilterPolicy(10);
     options.block_size = 1024;  // many blocks
     options.compression = kNoCompression;
     options.block_cache = cache;
-    options.multiget_slow_read_nanos = slow_read_nanos;
+    options.slow_block_read_nanos = slow_read_nanos;
     entries_ = MakeEntries(kEntries, false, 7);
     auto contents = BuildTable(options, entries_);
     ASSERT_TRUE(contents.ok()) << contents.status();
-    auto source = std::make_unique<RecordingSource>(*contents);
+    auto source = std::make_unique<RecordingSource>(*contents, mapped);
     source_ = source.get();
     auto table =
         Table::Open(options, "000007.sst", std::move(source), contents->size());
@@ -186,11 +194,11 @@ TEST_F(TableFileHintsTest, HintsStopAfterFastReadsAndResumeAfterASlowOne) {
   // Reads count as slow from 50 ms on: only the delayed ones below are.
   Open(nullptr, 50'000'000);
   std::vector<RecordingSource::Event> pin, finish;
-  for (int b = 0; b < Table::kMultiGetHintBatches; b++) {
+  for (int b = 0; b < Table::kHintedReads; b++) {
     Batch(b % 50, 61, &pin, &finish);
     ASSERT_GT(Count(pin, true), 0u) << "batch " << b;
   }
-  // Every batch so far read fast, so the hints stop.
+  // The last kHintedReads batches read fast, so the hints stop.
   Batch(1, 61, &pin, &finish);
   EXPECT_EQ(Count(pin, true), 0u);
   EXPECT_GT(Count(finish, false), 0u);
@@ -201,6 +209,36 @@ TEST_F(TableFileHintsTest, HintsStopAfterFastReadsAndResumeAfterASlowOne) {
   Batch(3, 61, &pin, &finish);
   EXPECT_GT(Count(pin, true), 0u);
   EXPECT_EQ(Count(pin, true), Count(finish, false));
+}
+
+// A Get of a mapped table hints its block whole just before reading it
+// (one read from storage for a block spanning two pages), on the same
+// terms as MultiGet; a table read with pread is not hinted (its read is
+// one request already).
+TEST_F(TableFileHintsTest, GetOfAMappedTableHintsItsBlockWhileReadsAreSlow) {
+  Open(nullptr, 50'000'000, false, /*mapped=*/true);
+  auto get = [&](size_t i) {
+    GetResult r = test::Get(*table_, entries_[i].first);
+    EXPECT_TRUE(r.called);
+    EXPECT_EQ(r.value, entries_[i].second);
+    return source_->TakeEvents();
+  };
+  for (int i = 0; i < Table::kHintedReads; i++) {
+    const std::vector<RecordingSource::Event> events = get(i * 29 % kEntries);
+    ASSERT_EQ(events.size(), 2u) << "get " << i;
+    EXPECT_TRUE(events[0].hint);
+    EXPECT_FALSE(events[1].hint);
+    EXPECT_EQ(events[0].offset, events[1].offset);
+    EXPECT_EQ(events[0].n, events[1].n);
+  }
+  EXPECT_EQ(Count(get(7), true), 0u) << "after fast reads";
+  source_->SetReadDelay(std::chrono::milliseconds(60));
+  get(11);
+  source_->SetReadDelay(std::chrono::milliseconds(0));
+  EXPECT_EQ(Count(get(13), true), 1u) << "after a slow read";
+
+  Open(nullptr, 0, false, /*mapped=*/false);  // every read slow, pread
+  EXPECT_EQ(Count(get(5), true), 0u);
 }
 
 TEST_F(TableFileHintsTest, OpenAdvisesRandomAccessWhenAskedAndHintsMetaBlocks) {
