@@ -302,11 +302,8 @@ bool Table::PinCachedBlock(const BlockHandle& handle,
                            PinnedBlock* pinned) const {
   ShardedCache* const cache = options_.block_cache;
   if (cache == nullptr) return false;
-  char cache_key[16];
-  EncodeFixed64(cache_key, cache_id_);
-  EncodeFixed64(cache_key + 8, handle.offset());
-  ShardedCache::Handle* cache_handle =
-      cache->Lookup(std::string_view(cache_key, sizeof(cache_key)));
+  const CacheKey cache_key = CacheKeyAt(handle.offset());
+  ShardedCache::Handle* cache_handle = cache->Lookup(cache_key.view());
   if (cache_handle == nullptr) {
     Record(options_.statistics, Ticker::kBlockCacheMisses);
     return false;
@@ -340,14 +337,11 @@ absl::Status Table::ReadDataBlock(const ReadOptions& options,
   if (!block.ok()) return block.status();
 
   if (will_cache) {
-    char cache_key[16];
-    EncodeFixed64(cache_key, cache_id_);
-    EncodeFixed64(cache_key + 8, handle.offset());
+    const CacheKey cache_key = CacheKeyAt(handle.offset());
     const size_t charge = (*block)->size();
     pinned->cache = cache;
-    pinned->cache_handle =
-        cache->Insert(std::string_view(cache_key, sizeof(cache_key)),
-                      block->release(), charge, &DeleteCachedBlock);
+    pinned->cache_handle = cache->Insert(cache_key.view(), block->release(),
+                                         charge, &DeleteCachedBlock);
     pinned->block =
         static_cast<const Block*>(cache->Value(pinned->cache_handle));
     return absl::OkStatus();
@@ -359,9 +353,10 @@ absl::Status Table::ReadDataBlock(const ReadOptions& options,
 
 absl::Status Table::ReadDataBlockTimed(const ReadOptions& options,
                                        const BlockHandle& handle,
+                                       const RandomAccessFile& file,
                                        PinnedBlock* pinned, bool* slow) const {
   const int64_t start = absl::GetCurrentTimeNanos();
-  absl::Status s = ReadDataBlock(options, handle, *file_, pinned);
+  absl::Status s = ReadDataBlock(options, handle, file, pinned);
   *slow = absl::GetCurrentTimeNanos() - start > options_.slow_block_read_nanos;
   return s;
 }
@@ -382,7 +377,15 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
   absl::Status s = DecodeDataHandle(index_value, &handle);
   if (!s.ok()) return s;
   if (PinCachedBlock(handle, pinned)) return absl::OkStatus();
-  return ReadDataBlock(options, handle, file, pinned);
+  // From storage, a mapped block spanning two pages would be two faults,
+  // one read each: hint it whole first.
+  if (file.IsMemoryMapped() && HintReads()) {
+    file.WillRead(handle.offset(), handle.size() + kBlockTrailerSize);
+  }
+  bool slow = false;
+  s = ReadDataBlockTimed(options, handle, file, pinned, &slow);
+  NoteReadSpeed(slow);
+  return s;
 }
 
 std::unique_ptr<Iterator> Table::NewDataBlockIterator(
@@ -460,20 +463,8 @@ absl::Status Table::InternalGet(
   if (!s.ok()) return s;
   if (in_index) {
     PinnedBlock pinned;
-    BlockHandle handle;
-    s = DecodeDataHandle(index_value, &handle);
+    s = PinDataBlock(options, index_value, *file_, &pinned);
     if (!s.ok()) return s;
-    if (!PinCachedBlock(handle, &pinned)) {
-      // From storage, a mapped block spanning two pages would be two
-      // faults, one read each: hint it whole first.
-      if (file_->IsMemoryMapped() && HintReads()) {
-        file_->WillRead(handle.offset(), handle.size() + kBlockTrailerSize);
-      }
-      bool slow = false;
-      s = ReadDataBlockTimed(options, handle, &pinned, &slow);
-      NoteReadSpeed(slow);
-      if (!s.ok()) return s;
-    }
     s = pinned.block->Seek(&comparator_, file_name_, internal_key,
                            [&](std::string_view key, std::string_view value) {
                              same_user_key =

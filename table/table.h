@@ -46,6 +46,7 @@
 #include "table/internal_key.h"
 #include "table/table_options.h"
 #include "table/table_properties.h"
+#include "util/coding.h"
 #include "util/mutex.h"
 
 namespace siftdb {
@@ -125,12 +126,12 @@ class Table {
   // between.
   void MultiGetLocate(std::span<GetRequest> requests,
                       MultiGetBlocks* blocks) const;
-  // Data block reads are hinted (MultiGetPin for the batch; a Get of a
-  // mapped table just before its read, so that a block spanning two pages
-  // is one read from storage) while one of the last this many Gets or
-  // MultiGet batches that read blocks met a slow read
-  // (TableOptions::slow_block_read_nanos), and in a table's first this
-  // many.
+  // Data block reads are hinted (MultiGetPin for the batch; a Get's or an
+  // iterator's read of a mapped table just before it, so that a block
+  // spanning two pages is one read from storage) while one of the last
+  // this many block reads or MultiGet batches that read blocks met a slow
+  // read (TableOptions::slow_block_read_nanos), and in a table's first
+  // this many.
   static constexpr int kHintedReads = 64;
   void MultiGetPin(std::span<GetRequest> requests,
                    MultiGetBlocks* blocks) const;
@@ -252,7 +253,10 @@ class Table {
     std::unique_ptr<Block> owned;
   };
   // Finds the data block named by index_value in the block cache or reads
-  // it through `file` (caching it when options.fill_cache).
+  // it through `file` (caching it when options.fill_cache). A read from a
+  // mapped file is hinted whole first while the table's reads are slow
+  // (reads_to_hint_), so that a block spanning two pages is one read from
+  // storage; every read counts towards reads_to_hint_.
   absl::Status PinDataBlock(const ReadOptions& options,
                             std::string_view index_value,
                             const RandomAccessFile& file,
@@ -267,17 +271,33 @@ class Table {
                              const BlockHandle& handle,
                              const RandomAccessFile& file,
                              PinnedBlock* pinned) const;
-  // ReadDataBlock through file_; *slow: whether it took longer than
+  // ReadDataBlock; *slow: whether it took longer than
   // TableOptions::slow_block_read_nanos.
   absl::Status ReadDataBlockTimed(const ReadOptions& options,
                                   const BlockHandle& handle,
+                                  const RandomAccessFile& file,
                                   PinnedBlock* pinned, bool* slow) const;
   // Counts reads_to_hint_ down, or sets it back after a slow read: once per
-  // Get that read a block, once per MultiGet batch that read any (whose
-  // reads the hints themselves make fast, so they count as one).
+  // block PinDataBlock reads (Gets, iterators), once per MultiGet batch
+  // that read any (whose reads the hints themselves make fast, so they
+  // count as one).
   void NoteReadSpeed(bool slow) const;
   bool HintReads() const {
     return reads_to_hint_.load(std::memory_order_relaxed) > 0;
+  }
+
+  // The block cache key of the bytes at `offset` of this table: the
+  // table's cache id, then the offset, fixed64 each (data blocks at their
+  // offset, the filter at its block's, filter partitions past it).
+  struct CacheKey {
+    char bytes[16];
+    std::string_view view() const { return {bytes, sizeof(bytes)}; }
+  };
+  CacheKey CacheKeyAt(uint64_t offset) const {
+    CacheKey key;
+    EncodeFixed64(key.bytes, cache_id_);
+    EncodeFixed64(key.bytes + 8, offset);
+    return key;
   }
 
   // Starts loading the block cache's entry for the data block named by
@@ -397,8 +417,9 @@ class Table {
   // Read hints (RandomAccessFile::WillRead) pay off when the blocks come
   // from storage and cost a system call each when they are already in
   // memory (the page cache, or a mapping's resident pages). So data block
-  // reads are hinted while this is above zero: each Get that reads a
-  // block, and each MultiGet batch that reads any, counts it down, and a
+  // reads are hinted while this is above zero: each block a Get or an
+  // iterator reads, and each MultiGet batch that reads any, counts it
+  // down, and a
   // read slower than TableOptions::slow_block_read_nanos (storage, not
   // memory) sets it back to kHintedReads. Starts hinting. Relaxed: a race
   // only costs a few hints more or fewer.

@@ -83,10 +83,8 @@ absl::Status Table::LoadFilter(std::string_view name,
     options_.block_cache->Release(*cached);
     if (partitioned) {
       // Partitions are cached one by one, under other keys.
-      char cache_key[16];
-      EncodeFixed64(cache_key, cache_id_);
-      EncodeFixed64(cache_key + 8, filter_handle_.offset());
-      options_.block_cache->Erase(std::string_view(cache_key, 16));
+      const CacheKey cache_key = CacheKeyAt(filter_handle_.offset());
+      options_.block_cache->Erase(cache_key.view());
     }
     return absl::OkStatus();
   }
@@ -119,10 +117,8 @@ absl::StatusOr<std::unique_ptr<Table::LoadedFilter>> Table::ReadFilter(
 absl::StatusOr<ShardedCache::Handle*> Table::CachedFilterHandle() const {
   ShardedCache* const cache = options_.block_cache;
   // The filter block's offset never names a data block of this table.
-  char cache_key[16];
-  EncodeFixed64(cache_key, cache_id_);
-  EncodeFixed64(cache_key + 8, filter_handle_.offset());
-  const std::string_view key(cache_key, sizeof(cache_key));
+  const CacheKey cache_key = CacheKeyAt(filter_handle_.offset());
+  const std::string_view key = cache_key.view();
   ShardedCache::Handle* handle = cache->Lookup(key);
   if (handle != nullptr) {
     Record(options_.statistics, Ticker::kFilterCacheHits);

@@ -103,10 +103,8 @@ void Table::PrefetchCachedBlock(std::string_view index_value) const {
   ShardedCache* const cache = options_.block_cache;
   BlockHandle handle;
   if (cache == nullptr || !handle.DecodeFrom(&index_value)) return;
-  char cache_key[16];
-  EncodeFixed64(cache_key, cache_id_);
-  EncodeFixed64(cache_key + 8, handle.offset());
-  cache->Prefetch(std::string_view(cache_key, sizeof(cache_key)));
+  const CacheKey cache_key = CacheKeyAt(handle.offset());
+  cache->Prefetch(cache_key.view());
 }
 
 void Table::MultiGetPin(std::span<GetRequest> requests,
@@ -160,8 +158,8 @@ void Table::MultiGetFinish(
         // Not in the cache: read now. On failure every request of the
         // block (this one and the later ones) fails, and none rereads it.
         bool slow = false;
-        absl::Status s =
-            ReadDataBlockTimed(options, blocks->handles_[b], &pinned, &slow);
+        absl::Status s = ReadDataBlockTimed(options, blocks->handles_[b],
+                                            *file_, &pinned, &slow);
         read_blocks = true;
         slow_read = slow_read || slow;
         if (!s.ok()) {

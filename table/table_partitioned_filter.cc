@@ -45,10 +45,8 @@ absl::StatusOr<ShardedCache::Handle*> Table::CachedPartitionHandle(
   // Inside the filter block, past its first byte: the whole block's key
   // (its offset) and data blocks' keys never collide with these.
   const uint64_t offset = filter_handle_.offset() + e.offset;
-  char cache_key[16];
-  EncodeFixed64(cache_key, cache_id_);
-  EncodeFixed64(cache_key + 8, offset + 1);
-  const std::string_view key(cache_key, sizeof(cache_key));
+  const CacheKey cache_key = CacheKeyAt(offset + 1);
+  const std::string_view key = cache_key.view();
   ShardedCache::Handle* handle = cache->Lookup(key);
   if (handle != nullptr) {
     Record(options_.statistics, Ticker::kFilterCacheHits);
