@@ -58,6 +58,10 @@ struct DBImpl::CompactionPart {
   Compaction::ReleaseCursor release;
   std::unique_ptr<WritableFile> outfile;
   std::unique_ptr<TableBuilder> builder;
+  // The zstd dictionary the part's first output built (null: none yet, or
+  // none): its later outputs compress against it rather than each
+  // training its own (docs/compaction.md, "zstd dictionaries").
+  std::shared_ptr<const ZstdDictionary> dictionary;
   uint64_t total_bytes = 0;
   absl::Status status;
   // Inputs already named in an output's siftdb.input.files.

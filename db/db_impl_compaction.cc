@@ -161,6 +161,7 @@ absl::Status DBImpl::OpenCompactionOutputFile(const CompactionState& compact,
       NewRateLimitedFile(std::move(*file), options_.rate_limiter.get());
   part->builder = std::make_unique<TableBuilder>(compact.output_options,
                                                  part->outfile.get());
+  part->builder->ReuseDictionary(part->dictionary);
   return absl::OkStatus();
 }
 
@@ -176,6 +177,9 @@ absl::Status DBImpl::FinishCompactionOutputFile(const Compaction& c,
           part->begin, ExtractUserKey(out->largest), &part->named_inputs));
     }
     s = part->builder->Finish();
+    if (s.ok() && part->dictionary == nullptr) {
+      part->dictionary = part->builder->dictionary();
+    }
   } else {
     part->builder->Abandon();
   }

@@ -4,6 +4,7 @@
 #include "table/table_builder.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <ctime>
 #include <utility>
@@ -236,6 +237,17 @@ void TableBuilder::WriteRawBlock(std::string_view contents,
                                   contents.size() + kBlockTrailerSize);
     }
   }
+}
+
+void TableBuilder::ReuseDictionary(
+    std::shared_ptr<const ZstdDictionary> dictionary) {
+  // A loaded dictionary (no compression form) cannot be reused.
+  if (!buffering_ || dictionary == nullptr || dictionary->cdict() == nullptr) {
+    return;
+  }
+  assert(props_.num_entries == 0);
+  buffering_ = false;
+  dictionary_ = std::move(dictionary);
 }
 
 void TableBuilder::SetInputFiles(std::vector<uint64_t> numbers) {

@@ -58,6 +58,21 @@ class TableBuilder {
   // Gives up on the table; the caller deletes the file.
   void Abandon();
 
+  // Compresses this table's zstd data blocks against `dictionary`, built
+  // by an earlier table written with the same options (a compaction's
+  // first output), instead of holding back blocks and building one: the
+  // table still stores the dictionary, so it reads alone. Does nothing
+  // when the options build no dictionary, or `dictionary` is null or was
+  // loaded from a table (ZstdDictionary::Load: it cannot compress).
+  // REQUIRES: no Add() yet; `dictionary` was built for the same zstd level.
+  void ReuseDictionary(std::shared_ptr<const ZstdDictionary> dictionary);
+  // The dictionary this table's blocks are compressed against; null when
+  // it has none (or before it is built: until the held-back blocks end, at
+  // the latest in Finish()).
+  const std::shared_ptr<const ZstdDictionary>& dictionary() const {
+    return dictionary_;
+  }
+
   uint64_t NumEntries() const { return props_.num_entries; }
   // Whether tables built with `options` get a partitioned filter when it
   // would exceed one partition (TableOptions::partition_filters, and a
@@ -132,7 +147,7 @@ class TableBuilder {
   std::vector<BufferedBlock> buffered_;
   size_t buffered_bytes_ = 0;
   size_t buffer_limit_ = 0;
-  std::unique_ptr<ZstdDictionary> dictionary_;  // null: none
+  std::shared_ptr<const ZstdDictionary> dictionary_;  // null: none
   TableProperties props_;
 };
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "db/db_impl.h"
@@ -139,6 +140,54 @@ TEST_P(CompressionDictDbTest, ModelCheckAcrossCompactionAndReopen) {
 
 INSTANTIATE_TEST_SUITE_P(RawAndTrained, CompressionDictDbTest,
                          ::testing::Values(size_t{0}, size_t{256} << 10));
+
+// One compaction part builds one dictionary: its first output trains (or
+// samples) it and the later outputs compress against the same one, each
+// storing a copy. Without the reuse every table's ID is its own.
+TEST_P(CompressionDictDbTest, OneCompactionPartBuildsOneDictionary) {
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o = DictOptions(GetParam());
+  o.max_subcompactions = 1;
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  std::mt19937 rng(11);
+  std::vector<std::string> pool;  // shared content, and a random tail each
+  for (int i = 0; i < 40; i++) {
+    std::string v(100, '\0');
+    for (char& c : v) c = static_cast<char>(rng());
+    pool.push_back(std::move(v));
+  }
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 60000; i++) {
+    const std::string k = Key(rng() % 40000);
+    std::string v = pool[rng() % pool.size()];
+    for (int j = 0; j < 40; j++) v.push_back(static_cast<char>(rng()));
+    ASSERT_TRUE((*db)->Put(WriteOptions(), k, v).ok());
+    model[k] = v;
+  }
+  ASSERT_TRUE((*db)->CompactRange(nullptr, nullptr).ok());
+  ASSERT_TRUE(static_cast<DBImpl*>(db->get())->WaitForBackgroundWork().ok());
+  const auto tables = OpenLiveTables(db->get(), path);
+  std::map<uint32_t, int> tables_per_id;
+  int with = 0;
+  for (const auto& t : tables) {
+    const ZstdDictionary* dict = t.table->compression_dictionary();
+    if (dict == nullptr) continue;
+    with++;
+    tables_per_id[dict->id()]++;
+  }
+  ASSERT_GE(with, 4) << "too few zstd tables to tell";
+  // Several compactions wrote the bottom level, each with its own
+  // dictionary; those that wrote more than one table shared it. Without
+  // the reuse every table's dictionary differs (its own samples).
+  int most = 0;
+  for (const auto& [id, n] : tables_per_id) most = std::max(most, n);
+  EXPECT_LT(tables_per_id.size(), static_cast<size_t>(with));
+  EXPECT_GE(most, 3) << tables_per_id.size() << " dictionaries in " << with
+                     << " tables";
+  ExpectMatches(db->get(), model);
+}
 
 TEST(CompressionDictDbOptionsTest, BadSizesAreInvalidArgument) {
   test::TempDir dir;

@@ -13,6 +13,7 @@
 
 #include "table/compression_dict.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "table/compression.h"
 #include "table/format.h"
+#include "table/table_builder.h"
 #include "tests/table/table_test_util.h"
 #include "util/absl_compat.h"
 
@@ -143,6 +145,79 @@ TEST(CompressionDictTest, SharedContentMakesSmallerTables) {
 
 // Dictionary options are ignored by the other types: the tables are the
 // ones built without them.
+// A table given another table's dictionary (a compaction's later outputs)
+// holds back no blocks, writes the same dictionary (same ID) and reads
+// back alone; a dictionary loaded from a table cannot compress, so a
+// builder given one builds its own.
+TEST(CompressionDictTest, ReusedDictionaryIsStoredAndReadsBack) {
+  for (size_t train : {size_t{0}, size_t{1} << 20}) {
+    SCOPED_TRACE(absl::StrFormat("train %d", train));
+    const TableOptions options = DictOptions(16384, train);
+    test::StringSink first_sink;
+    TableBuilder first(options, &first_sink);
+    for (const auto& [k, v] : PooledEntries(6000, 1)) first.Add(k, v);
+    ASSERT_TRUE(first.Finish().ok());
+    const std::shared_ptr<const ZstdDictionary> dict = first.dictionary();
+    ASSERT_NE(dict, nullptr);
+
+    const KVList entries = PooledEntries(6000, 2);
+    test::StringSink sink;
+    TableBuilder second(options, &sink);
+    second.ReuseDictionary(dict);
+    for (const auto& [k, v] : entries) second.Add(k, v);
+    // Nothing was held back: the blocks are written as they fill.
+    EXPECT_GT(second.FileSize(), 0u);
+    ASSERT_TRUE(second.Finish().ok());
+    EXPECT_EQ(second.dictionary(), dict);
+    auto table = OpenTable(options, sink.contents());
+    ASSERT_TRUE(table.ok()) << table.status();
+    const ZstdDictionary* stored = (*table)->compression_dictionary();
+    ASSERT_NE(stored, nullptr);
+    EXPECT_EQ(stored->id(), dict->id());
+    EXPECT_EQ(stored->bytes(), dict->bytes());
+    CheckScan(**table, entries, /*verify=*/true);
+    CheckSeeks(**table, entries);
+
+    // The loaded copy is for decompression only.
+    test::StringSink third_sink;
+    TableBuilder third(options, &third_sink);
+    auto loaded = ZstdDictionary::Load(std::string(dict->bytes()), "test");
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    third.ReuseDictionary(std::move(*loaded));
+    for (const auto& [k, v] : entries) third.Add(k, v);
+    ASSERT_TRUE(third.Finish().ok());
+    ASSERT_NE(third.dictionary(), nullptr);
+    EXPECT_NE(third.dictionary()->cdict(), nullptr);
+    auto third_table = OpenTable(options, third_sink.contents());
+    ASSERT_TRUE(third_table.ok()) << third_table.status();
+    CheckScan(**third_table, entries, /*verify=*/true);
+  }
+}
+
+// A builder without dictionary options ignores a dictionary it is given.
+TEST(CompressionDictTest, ReuseIsIgnoredWithoutDictionaryOptions) {
+  test::StringSink first_sink;
+  TableBuilder first(DictOptions(16384, 0), &first_sink);
+  for (const auto& [k, v] : PooledEntries(6000, 1)) first.Add(k, v);
+  ASSERT_TRUE(first.Finish().ok());
+  ASSERT_NE(first.dictionary(), nullptr);
+  for (CompressionType type : {kZstdCompression, kSnappyCompression}) {
+    TableOptions options = DictOptions(0, 0);
+    options.compression = type;
+    test::StringSink sink;
+    TableBuilder builder(options, &sink);
+    builder.ReuseDictionary(first.dictionary());
+    const KVList entries = PooledEntries(900, 2);
+    for (const auto& [k, v] : entries) builder.Add(k, v);
+    ASSERT_TRUE(builder.Finish().ok());
+    EXPECT_EQ(builder.dictionary(), nullptr);
+    auto table = OpenTable(options, sink.contents());
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ((*table)->compression_dictionary(), nullptr);
+    CheckScan(**table, entries, /*verify=*/true);
+  }
+}
+
 TEST(CompressionDictTest, OtherTypesIgnoreTheDictionaryOptions) {
   const KVList entries = PooledEntries(3000, 4);
   for (CompressionType t :
