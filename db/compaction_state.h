@@ -60,7 +60,8 @@ struct DBImpl::CompactionPart {
   std::unique_ptr<TableBuilder> builder;
   // The zstd dictionary the part's first output built (null: none yet, or
   // none): its later outputs compress against it rather than each
-  // training its own (docs/compaction.md, "zstd dictionaries").
+  // training its own (docs/compaction.md, "One dictionary per compaction
+  // part").
   std::shared_ptr<const ZstdDictionary> dictionary;
   uint64_t total_bytes = 0;
   absl::Status status;

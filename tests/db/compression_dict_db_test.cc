@@ -6,8 +6,9 @@
 // compacted to the bottom, read back as a std::map says, by Get, forward
 // and backward scans and snapshots, before and after a reopen without the
 // dictionary options; the tables written to the bottom (zstd) carry
-// dictionaries and the others (Snappy) none; bad dictionary options are
-// InvalidArgument naming the field.
+// dictionaries and the others (Snappy) none; one compaction part's output
+// tables share one dictionary; bad dictionary options are InvalidArgument
+// naming the field.
 
 #include <map>
 #include <memory>

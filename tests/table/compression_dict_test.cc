@@ -9,7 +9,8 @@
 // in their properties, and smaller than without when blocks share content;
 // too little data gives an ordinary version-1 table; and a frame that needs
 // a dictionary the reader does not have, or damaged dictionary bytes, is
-// DataLoss naming the file, never wrong data.
+// DataLoss naming the file, never wrong data; a table given an earlier
+// table's dictionary stores it and reads back alone.
 
 #include "table/compression_dict.h"
 
@@ -143,8 +144,6 @@ TEST(CompressionDictTest, SharedContentMakesSmallerTables) {
   }
 }
 
-// Dictionary options are ignored by the other types: the tables are the
-// ones built without them.
 // A table given another table's dictionary (a compaction's later outputs)
 // holds back no blocks, writes the same dictionary (same ID) and reads
 // back alone; a dictionary loaded from a table cannot compress, so a
@@ -218,6 +217,8 @@ TEST(CompressionDictTest, ReuseIsIgnoredWithoutDictionaryOptions) {
   }
 }
 
+// Dictionary options are ignored by the other types: the tables are the
+// ones built without them.
 TEST(CompressionDictTest, OtherTypesIgnoreTheDictionaryOptions) {
   const KVList entries = PooledEntries(3000, 4);
   for (CompressionType t :
