@@ -52,7 +52,14 @@ class ReadaheadFile final : public RandomAccessFile {
   absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
                     char* scratch) const override;
   bool IsMemoryMapped() const override { return mapped_; }
+  // Passes the hint on unless the scan in progress already hinted all of
+  // [offset, offset + n) (a block read's own hint, Table::PinDataBlock,
+  // inside the window HintAhead keeps ahead).
   void WillRead(uint64_t offset, uint64_t n) const override {
+    if (mapped_ && offset >= hinted_begin_ && offset + n <= hinted_end_ &&
+        hinted_end_ > hinted_begin_) {
+      return;
+    }
     base_->WillRead(offset, n);
   }
 

@@ -419,10 +419,10 @@ class Table {
   // memory (the page cache, or a mapping's resident pages). So data block
   // reads are hinted while this is above zero: each block a Get or an
   // iterator reads, and each MultiGet batch that reads any, counts it
-  // down, and a
-  // read slower than TableOptions::slow_block_read_nanos (storage, not
-  // memory) sets it back to kHintedReads. Starts hinting. Relaxed: a race
-  // only costs a few hints more or fewer.
+  // down, and a read slower than TableOptions::slow_block_read_nanos
+  // (storage, not memory) sets it back to kHintedReads. Starts hinting.
+  // Relaxed: a race only costs a few hints more or fewer. An iterator's
+  // block hint inside its scan's window goes no further (ReadaheadFile).
   mutable std::atomic<int> reads_to_hint_{kHintedReads};
   std::unique_ptr<PartitionedFilterReader> heap_partitions_;
   std::unique_ptr<FilterPartitionIndex> partition_index_;

@@ -175,6 +175,30 @@ TEST(ReadaheadFileTest, MappedBackwardScanHintsAhead) {
   EXPECT_LT(base.hints().size(), 30u);
 }
 
+// A block's own hint (Table::PinDataBlock hints each block it reads from a
+// mapping while reads are slow) inside the range the scan already hinted
+// is not passed on again; one outside it is.
+TEST(ReadaheadFileTest, MappedBlockHintInsideTheScansWindowIsDropped) {
+  MappedStringFile base(Pattern(1 << 20));
+  ReadaheadFile f(&base, base.data().size());
+  const size_t block = 4000;
+  for (uint64_t off = 0; off < 40 * block; off += block) {
+    const size_t before = base.hints().size();
+    f.WillRead(off, block);
+    // The first two blocks come before the scan hints anything.
+    if (off >= 2 * block) {
+      EXPECT_EQ(base.hints().size(), before) << "re-hinted at " << off;
+    }
+    std::string_view got;
+    ASSERT_TRUE(f.Read(off, block, &got, nullptr).ok());
+  }
+  const size_t before = base.hints().size();
+  f.WillRead(900000, block);  // far outside the scan's window
+  EXPECT_EQ(base.hints().size(), before + 1);
+  EXPECT_EQ(base.hints().back(),
+            (std::pair<uint64_t, uint64_t>{900000, 900000 + block}));
+}
+
 // Random reads over a mapping hint nothing.
 TEST(ReadaheadFileTest, MappedRandomReadsHintNothing) {
   MappedStringFile base(Pattern(1 << 20));
