@@ -318,7 +318,7 @@ bool Table::PinCachedBlock(const BlockHandle& handle,
 absl::Status Table::ReadDataBlock(const ReadOptions& options,
                                   const BlockHandle& handle,
                                   const RandomAccessFile& file,
-                                  PinnedBlock* pinned) const {
+                                  PinnedBlock* pinned, bool* slow) const {
   ShardedCache* const cache = options_.block_cache;
   // A block about to enter the cache is verified whatever the ReadOptions
   // say: other readers will trust it from there.
@@ -330,7 +330,12 @@ absl::Status Table::ReadDataBlock(const ReadOptions& options,
   ro.file_name = file_name_;
   ro.limit = data_end_;
   ro.dictionary = dictionary_.get();
+  // Only the bytes' arrival, check and decoding are timed: the cache
+  // insertion below may evict and free other blocks, and the allocator's
+  // pauses there say nothing about where this block came from.
+  const int64_t start = absl::GetCurrentTimeNanos();
   auto contents = ReadBlock(file, ro, handle);
+  *slow = absl::GetCurrentTimeNanos() - start > options_.slow_block_read_nanos;
   Record(options_.statistics, Ticker::kDataBlockReads);
   if (!contents.ok()) return contents.status();
   auto block = Block::Create(std::move(*contents), handle.offset(), file_name_);
@@ -351,21 +356,27 @@ absl::Status Table::ReadDataBlock(const ReadOptions& options,
   return absl::OkStatus();
 }
 
-absl::Status Table::ReadDataBlockTimed(const ReadOptions& options,
-                                       const BlockHandle& handle,
-                                       const RandomAccessFile& file,
-                                       PinnedBlock* pinned, bool* slow) const {
-  const int64_t start = absl::GetCurrentTimeNanos();
-  absl::Status s = ReadDataBlock(options, handle, file, pinned);
-  *slow = absl::GetCurrentTimeNanos() - start > options_.slow_block_read_nanos;
-  return s;
-}
-
 void Table::NoteReadSpeed(bool slow) const {
+  const int left = reads_to_hint_.load(std::memory_order_relaxed);
   if (slow) {
-    reads_to_hint_.store(kHintedReads, std::memory_order_relaxed);
-  } else if (reads_to_hint_.load(std::memory_order_relaxed) > 0) {
+    // Hinting now or lately (a table whose reads come from storage), or a
+    // second slow read soon after a first: storage. A lone slow read
+    // after a long fast run is more likely a descheduled thread.
+    if (left > -kHintedReads ||
+        unconfirmed_slow_reads_.load(std::memory_order_relaxed) > 0) {
+      reads_to_hint_.store(kHintedReads, std::memory_order_relaxed);
+      unconfirmed_slow_reads_.store(0, std::memory_order_relaxed);
+    } else {
+      unconfirmed_slow_reads_.store(kSlowReadsToConfirm,
+                                    std::memory_order_relaxed);
+    }
+    return;
+  }
+  if (left > -kHintedReads) {
     reads_to_hint_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (unconfirmed_slow_reads_.load(std::memory_order_relaxed) > 0) {
+    unconfirmed_slow_reads_.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
@@ -383,7 +394,7 @@ absl::Status Table::PinDataBlock(const ReadOptions& options,
     file.WillRead(handle.offset(), handle.size() + kBlockTrailerSize);
   }
   bool slow = false;
-  s = ReadDataBlockTimed(options, handle, file, pinned, &slow);
+  s = ReadDataBlock(options, handle, file, pinned, &slow);
   NoteReadSpeed(slow);
   return s;
 }

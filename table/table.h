@@ -128,11 +128,13 @@ class Table {
                       MultiGetBlocks* blocks) const;
   // Data block reads are hinted (MultiGetPin for the batch; a Get's or an
   // iterator's read of a mapped table just before it, so that a block
-  // spanning two pages is one read from storage) while one of the last
-  // this many block reads or MultiGet batches that read blocks met a slow
-  // read (TableOptions::slow_block_read_nanos), and in a table's first
-  // this many.
+  // spanning two pages is one read from storage) in a table's first this
+  // many block reads (or MultiGet batches that read blocks), and for this
+  // many after a slow read (TableOptions::slow_block_read_nanos) that
+  // storage explains: one while hinting or within this many reads after,
+  // or a second within kSlowReadsToConfirm reads of a first.
   static constexpr int kHintedReads = 64;
+  static constexpr int kSlowReadsToConfirm = 8;
   void MultiGetPin(std::span<GetRequest> requests,
                    MultiGetBlocks* blocks) const;
   void MultiGetFinish(const ReadOptions& options,
@@ -267,20 +269,16 @@ class Table {
   absl::Status DecodeDataHandle(std::string_view index_value,
                                 BlockHandle* handle) const;
   bool PinCachedBlock(const BlockHandle& handle, PinnedBlock* pinned) const;
+  // *slow: whether the block's bytes took longer than
+  // TableOptions::slow_block_read_nanos to arrive, check and decode.
   absl::Status ReadDataBlock(const ReadOptions& options,
                              const BlockHandle& handle,
-                             const RandomAccessFile& file,
-                             PinnedBlock* pinned) const;
-  // ReadDataBlock; *slow: whether it took longer than
-  // TableOptions::slow_block_read_nanos.
-  absl::Status ReadDataBlockTimed(const ReadOptions& options,
-                                  const BlockHandle& handle,
-                                  const RandomAccessFile& file,
-                                  PinnedBlock* pinned, bool* slow) const;
-  // Counts reads_to_hint_ down, or sets it back after a slow read: once per
-  // block PinDataBlock reads (Gets, iterators), once per MultiGet batch
-  // that read any (whose reads the hints themselves make fast, so they
-  // count as one).
+                             const RandomAccessFile& file, PinnedBlock* pinned,
+                             bool* slow) const;
+  // Counts reads_to_hint_ down, or sets it back after a slow read that
+  // storage explains (see reads_to_hint_): once per block PinDataBlock
+  // reads (Gets, iterators), once per MultiGet batch that read any (whose
+  // reads the hints themselves make fast, so they count as one).
   void NoteReadSpeed(bool slow) const;
   bool HintReads() const {
     return reads_to_hint_.load(std::memory_order_relaxed) > 0;
@@ -419,11 +417,20 @@ class Table {
   // memory (the page cache, or a mapping's resident pages). So data block
   // reads are hinted while this is above zero: each block a Get or an
   // iterator reads, and each MultiGet batch that reads any, counts it
-  // down, and a read slower than TableOptions::slow_block_read_nanos
-  // (storage, not memory) sets it back to kHintedReads. Starts hinting.
-  // Relaxed: a race only costs a few hints more or fewer. An iterator's
-  // block hint inside its scan's window goes no further (ReadaheadFile).
+  // down, on to -kHintedReads (at or below zero: minus the reads since
+  // hinting stopped). A read slower than
+  // TableOptions::slow_block_read_nanos sets it back to kHintedReads when
+  // storage explains it: while it is above -kHintedReads, or when
+  // unconfirmed_slow_reads_ is above zero. Otherwise the slow read only
+  // sets unconfirmed_slow_reads_ to kSlowReadsToConfirm (each read counts
+  // it down): on a busy machine a thread descheduled mid-read makes a lone
+  // slow read of a block in memory, about 1 read in 250 on the 2-core VM,
+  // and before this rule those re-armed a quarter of all reads' hints.
+  // Starts hinting. Relaxed: a race only costs a few hints more or fewer.
+  // An iterator's block hint inside its scan's window goes no further
+  // (ReadaheadFile).
   mutable std::atomic<int> reads_to_hint_{kHintedReads};
+  mutable std::atomic<int> unconfirmed_slow_reads_{0};
   std::unique_ptr<PartitionedFilterReader> heap_partitions_;
   std::unique_ptr<FilterPartitionIndex> partition_index_;
   size_t partition_index_bytes_ = 0;

@@ -158,8 +158,8 @@ void Table::MultiGetFinish(
         // Not in the cache: read now. On failure every request of the
         // block (this one and the later ones) fails, and none rereads it.
         bool slow = false;
-        absl::Status s = ReadDataBlockTimed(options, blocks->handles_[b],
-                                            *file_, &pinned, &slow);
+        absl::Status s =
+            ReadDataBlock(options, blocks->handles_[b], *file_, &pinned, &slow);
         read_blocks = true;
         slow_read = slow_read || slow;
         if (!s.ok()) {

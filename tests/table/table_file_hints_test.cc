@@ -5,7 +5,8 @@
 // data block the batch will read from the file (RandomAccessFile::WillRead)
 // before MultiGetFinish reads any, so the reads from storage overlap;
 // blocks the cache holds are neither hinted nor read; and the hints stop
-// once reads come back as fast as memory, and resume after a slow one.
+// once reads come back as fast as memory, and resume after a slow one
+// that storage explains (not a lone one long after).
 // A Get of a mapped table hints its block on the same terms. Open advises
 // the file for random access when asked, and hints each meta block before
 // reading it; the after-write check hints all data blocks.
@@ -239,6 +240,48 @@ TEST_F(TableFileHintsTest, GetOfAMappedTableHintsItsBlockWhileReadsAreSlow) {
 
   Open(nullptr, 0, false, /*mapped=*/false);  // every read slow, pread
   EXPECT_EQ(Count(get(5), true), 0u);
+}
+
+// On a busy machine a thread descheduled mid-read makes a lone slow read
+// of a block in memory. Long after the hints stopped, such a read alone
+// does not turn them back on; a second slow read within
+// kSlowReadsToConfirm reads does (storage: its reads are slow one after
+// another). Right after the hints stopped, one slow read is enough (a
+// table read from storage whose hints made its reads fast).
+TEST_F(TableFileHintsTest, ALoneSlowReadLongAfterTheHintsStoppedIsNotStorage) {
+  Open(nullptr, 50'000'000, false, /*mapped=*/true);
+  size_t next = 0;
+  auto get = [&](bool slow) {
+    if (slow) source_->SetReadDelay(std::chrono::milliseconds(60));
+    const size_t i = (next++ * 31) % kEntries;
+    GetResult r = test::Get(*table_, entries_[i].first);
+    if (slow) source_->SetReadDelay(std::chrono::milliseconds(0));
+    EXPECT_TRUE(r.called);
+    EXPECT_EQ(r.value, entries_[i].second);
+    return Count(source_->TakeEvents(), true);
+  };
+  // The first kHintedReads are hinted; then kHintedReads fast reads more
+  // leave the table cool.
+  for (int i = 0; i < 2 * Table::kHintedReads; i++) get(false);
+  ASSERT_EQ(get(false), 0u);
+
+  get(/*slow=*/true);
+  EXPECT_EQ(get(false), 0u) << "one slow read re-armed the hints";
+  // A second slow read too late to confirm the first.
+  for (int i = 0; i < Table::kSlowReadsToConfirm; i++) get(false);
+  get(/*slow=*/true);
+  EXPECT_EQ(get(false), 0u) << "a slow read confirmed one too far back";
+  // Within kSlowReadsToConfirm reads of the last: storage.
+  for (int i = 0; i < Table::kSlowReadsToConfirm - 2; i++) get(false);
+  get(/*slow=*/true);
+  EXPECT_EQ(get(false), 1u) << "two slow reads close together did not";
+
+  // Hinting on until kHintedReads reads after that; a slow read within
+  // kHintedReads reads of its end re-arms at once.
+  for (int i = 0; i < Table::kHintedReads; i++) get(false);
+  ASSERT_EQ(get(false), 0u);
+  get(/*slow=*/true);
+  EXPECT_EQ(get(false), 1u) << "a slow read just after the hints stopped";
 }
 
 TEST_F(TableFileHintsTest, OpenAdvisesRandomAccessWhenAskedAndHintsMetaBlocks) {
