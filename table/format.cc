@@ -9,6 +9,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "table/compression_dict.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
@@ -172,11 +173,19 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   auto context = [&options, &handle] {
     return BlockContext(options.file_name, handle.offset());
   };
+  const int64_t start =
+      options.arrival_nanos != nullptr ? absl::GetCurrentTimeNanos() : 0;
+  const auto arrived = [&options, start] {
+    if (options.arrival_nanos != nullptr) {
+      *options.arrival_nanos = absl::GetCurrentTimeNanos() - start;
+    }
+  };
   std::unique_ptr<char[]> buf;
   std::string_view got;
   absl::Status s =
       ReadRawBlock(file, options, handle, options.verify_checksum, &buf, &got);
   if (!s.ok()) return s;
+  if (options.verify_checksum) arrived();
   const size_t n = static_cast<size_t>(handle.size());
   const size_t total = n + kBlockTrailerSize;
   // The file may answer from its own memory (a mapping or a readahead
@@ -188,6 +197,7 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
       if (buf == nullptr) buf = NewBuffer(total);
       std::memcpy(buf.get(), data, total);
     }
+    if (!options.verify_checksum) arrived();
     BlockContents out;
     out.owned = std::move(buf);  // the trailer bytes stay allocated, unused
     out.size = n;
@@ -199,14 +209,21 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   // always checked against the trailer's CRC, so damage is DataLoss, never
   // wrong values.
   if (!options.verify_checksum &&
-      (type == kLZ4Compression || type == kZstdCompression) &&
-      BlockChecksum(std::string_view(data, n), type) !=
-          DecodeFixed32(data + n + 1)) {
-    return absl::DataLossError(
-        absl::StrFormat("%s: checksum mismatch", context()));
+      (type == kLZ4Compression || type == kZstdCompression)) {
+    if (BlockChecksum(std::string_view(data, n), type) !=
+        DecodeFixed32(data + n + 1)) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: checksum mismatch", context()));
+    }
+    arrived();
   }
-  return UncompressBlock(std::string_view(data, n), type, context,
-                         options.dictionary);
+  auto contents = UncompressBlock(std::string_view(data, n), type, context,
+                                  options.dictionary);
+  if (!options.verify_checksum && type != kLZ4Compression &&
+      type != kZstdCompression) {
+    arrived();
+  }
+  return contents;
 }
 
 }  // namespace siftdb

@@ -123,6 +123,11 @@ struct ReadBlockOptions {
   uint64_t limit = UINT64_MAX;
   // The table's compression dictionary (null: none); not owned.
   const ZstdDictionary* dictionary = nullptr;
+  // When set: how long the block's bytes took to arrive, in nanoseconds.
+  // That is the read and the CRC check when the CRC is checked (the check
+  // is the first touch of a mapped block's pages), else the read and the
+  // decoding (then the first touch). Set on success only.
+  int64_t* arrival_nanos = nullptr;
 };
 
 // Reads the block at `handle` with its trailer, verifies the CRC when asked,

@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "table/readahead_file.h"
 #include "table/two_level_iterator.h"
 #include "util/coding.h"
@@ -330,12 +329,14 @@ absl::Status Table::ReadDataBlock(const ReadOptions& options,
   ro.file_name = file_name_;
   ro.limit = data_end_;
   ro.dictionary = dictionary_.get();
-  // Only the bytes' arrival, check and decoding are timed: the cache
-  // insertion below may evict and free other blocks, and the allocator's
-  // pauses there say nothing about where this block came from.
-  const int64_t start = absl::GetCurrentTimeNanos();
+  // Only the bytes' arrival is timed: zstd's decoding of a block in memory
+  // can take as long as a read from storage, and the cache insertion below
+  // may evict and free other blocks, whose pauses in the allocator say
+  // nothing about where this block came from.
+  int64_t arrival_nanos = 0;
+  ro.arrival_nanos = &arrival_nanos;
   auto contents = ReadBlock(file, ro, handle);
-  *slow = absl::GetCurrentTimeNanos() - start > options_.slow_block_read_nanos;
+  *slow = arrival_nanos > options_.slow_block_read_nanos;
   Record(options_.statistics, Ticker::kDataBlockReads);
   if (!contents.ok()) return contents.status();
   auto block = Block::Create(std::move(*contents), handle.offset(), file_name_);

@@ -270,7 +270,8 @@ class Table {
                                 BlockHandle* handle) const;
   bool PinCachedBlock(const BlockHandle& handle, PinnedBlock* pinned) const;
   // *slow: whether the block's bytes took longer than
-  // TableOptions::slow_block_read_nanos to arrive, check and decode.
+  // TableOptions::slow_block_read_nanos to arrive (ReadBlockOptions::
+  // arrival_nanos).
   absl::Status ReadDataBlock(const ReadOptions& options,
                              const BlockHandle& handle,
                              const RandomAccessFile& file, PinnedBlock* pinned,

@@ -9,7 +9,9 @@
 
 #include "table/compression.h"
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -216,6 +218,45 @@ TEST(CompressionTest, DamagedBlocksNeverDecodeSilentlyWithoutCrc) {
       EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
       EXPECT_NE(r.status().message().find("t.sst: block at offset 0"),
                 absl::string_view::npos);
+    }
+  }
+}
+
+// ReadBlockOptions::arrival_nanos, which tells a table whether a block
+// came from storage: set on every path (each type, CRC checked or not),
+// and covering the file's read.
+TEST(CompressionTest, ArrivalTimeCoversTheReadOnEveryPath) {
+  class SlowSource final : public RandomAccessFile {
+   public:
+    explicit SlowSource(std::string contents) : inner_(std::move(contents)) {}
+    absl::Status Read(uint64_t offset, size_t n, std::string_view* result,
+                      char* scratch) const override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return inner_.Read(offset, n, result, scratch);
+    }
+
+   private:
+    StringSource inner_;
+  };
+  std::string raw;
+  for (int i = 0; i < 200; i++) raw += absl::StrFormat("key%06d=value ", i);
+  for (CompressionType t : {kNoCompression, kSnappyCompression, kLZ4Compression,
+                            kZstdCompression}) {
+    std::string stored = raw;
+    if (t != kNoCompression)
+      ASSERT_TRUE(CompressBlock(t, kDefault, raw, &stored));
+    SlowSource source(StoredBlock(stored, t));
+    for (bool verify : {false, true}) {
+      ReadBlockOptions ro;
+      ro.verify_checksum = verify;
+      ro.file_name = "t.sst";
+      int64_t arrival = -1;
+      ro.arrival_nanos = &arrival;
+      auto r = ReadBlock(source, ro, BlockHandle(0, stored.size()));
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->data(), raw);
+      EXPECT_GE(arrival, 5'000'000)
+          << CompressionTypeName(t) << (verify ? " verified" : "");
     }
   }
 }
