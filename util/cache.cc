@@ -25,21 +25,26 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "util/crc32c.h"
 #include "util/mutex.h"
 
 namespace siftdb {
 namespace {
 
-// The fields a lookup touches (the key it compares, the count it bumps,
-// the value it returns) share the first cache line, and keys of up to
-// kInlineKey bytes (the engine's: 8-byte table numbers, 16-byte block
-// ids) live in the entry itself, so a hit costs one miss, not three.
-struct alignas(64) Entry : ShardedCache::Handle {
+// The fields a lookup touches come first (the key it compares, the count
+// it bumps, the value it returns, whether it is cached, its list links),
+// and keys of up to kInlineKey bytes (the engine's: 8-byte table numbers,
+// 16-byte block ids) live in the entry itself, so a hit reads one or two
+// adjacent cache lines. Not aligned to a line on purpose: glibc serves an
+// over-aligned allocation through memalign, which between the 4 KiB block
+// buffers that come and go with the entries cost 300-400 ns per entry more
+// than a plain one (a loop of both on the 2-core VM), several percent of a
+// scan that reads every block once.
+struct Entry : ShardedCache::Handle {
   static constexpr size_t kInlineKey = 16;
 
   Entry(std::string_view k, void* v, size_t c, ShardedCache::Deleter d)
@@ -64,13 +69,17 @@ struct alignas(64) Entry : ShardedCache::Handle {
   const uint32_t key_size;
   uint32_t refs = 0;
   void* const value;
+  bool in_cache = false;
   Entry* prev = nullptr;  // LRU list links, while on the list
   Entry* next = nullptr;
-  bool in_cache = false;
   const size_t charge;
   const ShardedCache::Deleter deleter;
   std::unique_ptr<char[]> heap_key;  // keys longer than kInlineKey
 };
+
+// Entries to free once the shard's mutex is released; an insert or a
+// release evicts a few at most, so this stays off the heap.
+using Garbage = absl::InlinedVector<Entry*, 8>;
 
 class LRUShard {
  public:
@@ -84,7 +93,7 @@ class LRUShard {
   ~LRUShard() {
     // Every handle must have been released by now, so every entry left is
     // on the LRU list with only the cache's reference.
-    std::vector<Entry*> garbage;
+    Garbage garbage;
     {
       MutexLock lock(&mu_);
       for (auto& [key, e] : table_) {
@@ -103,7 +112,7 @@ class LRUShard {
                                ShardedCache::Deleter deleter)
       ABSL_LOCKS_EXCLUDED(mu_) {
     Entry* e = new Entry(key, value, charge, deleter);
-    std::vector<Entry*> garbage;
+    Garbage garbage;
     {
       MutexLock lock(&mu_);
       e->refs = 1;  // the returned handle
@@ -141,7 +150,7 @@ class LRUShard {
   }
 
   void Release(Entry* e) ABSL_LOCKS_EXCLUDED(mu_) {
-    std::vector<Entry*> garbage;
+    Garbage garbage;
     {
       MutexLock lock(&mu_);
       if (Unref(e)) garbage.push_back(e);
@@ -152,7 +161,7 @@ class LRUShard {
   }
 
   void Erase(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
-    std::vector<Entry*> garbage;
+    Garbage garbage;
     {
       MutexLock lock(&mu_);
       auto it = table_.find(key);
@@ -165,7 +174,7 @@ class LRUShard {
   }
 
   void Prune() ABSL_LOCKS_EXCLUDED(mu_) {
-    std::vector<Entry*> garbage;
+    Garbage garbage;
     {
       MutexLock lock(&mu_);
       while (lru_.next != &lru_) {
@@ -185,8 +194,7 @@ class LRUShard {
  private:
   // Takes e, already removed from table_, out of the cache and drops the
   // cache's reference; e goes to *garbage when that was the last one.
-  void Detach(Entry* e, std::vector<Entry*>* garbage)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Detach(Entry* e, Garbage* garbage) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (e->refs == 1) ListRemove(e);
     e->in_cache = false;
     usage_ -= e->charge;
@@ -195,8 +203,7 @@ class LRUShard {
 
   // Evicts least recently used entries until usage fits the capacity or
   // only pinned entries remain.
-  void EvictOverCapacity(std::vector<Entry*>* garbage)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void EvictOverCapacity(Garbage* garbage) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     while (usage_ > capacity_ && lru_.next != &lru_) {
       Entry* oldest = lru_.next;
       table_.erase(oldest->key());
@@ -236,7 +243,7 @@ class LRUShard {
     delete e;
   }
 
-  static void Free(const std::vector<Entry*>& garbage) {
+  static void Free(const Garbage& garbage) {
     for (Entry* e : garbage) FreeEntry(e);
   }
 
