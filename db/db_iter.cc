@@ -4,6 +4,7 @@
 #include "db/db_iter.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -101,6 +102,18 @@ class DBIter : public Iterator {
   int64_t bytes_until_sample_;  // keys' and values' bytes
 };
 
+// *dst = src, writing over dst's bytes in place when the sizes match (the
+// user keys of a DB often all have one size): a scan saves every entry's
+// key, and std::string::assign cost about 50 instructions of the ~900 a
+// step of readseq takes (callgrind).
+void CopyKey(std::string_view src, std::string* dst) {
+  if (dst->size() == src.size()) {
+    if (!src.empty()) std::memcpy(dst->data(), src.data(), src.size());
+  } else {
+    dst->assign(src.data(), src.size());
+  }
+}
+
 bool DBIter::ParseKey(ParsedInternalKey* ikey) {
   if (!ParseInternalKey(internal_->key(), ikey)) {
     status_ = absl::DataLossError(
@@ -143,7 +156,7 @@ void DBIter::Next() {
       return;
     }
   } else {
-    saved_key_.assign(ExtractUserKey(internal_->key()));
+    CopyKey(ExtractUserKey(internal_->key()), &saved_key_);
     internal_->Next();
   }
   FindNextUserEntry(true, &saved_key_);
@@ -161,13 +174,14 @@ void DBIter::FindNextUserEntry(bool skipping, std::string* skip) {
     if (ikey.sequence > sequence_) continue;  // newer than the snapshot
     if (ikey.type == kTypeDeletion) {
       // Hide every older entry of this key.
-      skip->assign(ikey.user_key.data(), ikey.user_key.size());
+      CopyKey(ikey.user_key, skip);
       skipping = true;
     } else if (skipping && ucmp_->Compare(ikey.user_key, *skip) <= 0) {
       // Hidden by a newer entry or deletion.
     } else {
+      // saved_key_ (scratch now) keeps its bytes, so that the next step's
+      // copy of a key of the same size writes over them.
       valid_ = true;
-      saved_key_.clear();
       return;
     }
   }
