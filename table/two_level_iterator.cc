@@ -97,16 +97,17 @@ class TwoLevelIterator final : public Iterator {
     SkipEmptyDataBlocksBackward();
   }
 
+  // Most steps stay inside the block: only leaving it needs the index.
   void Next() override {
     if (!Valid()) return;
     data_iter_.Next();
-    SkipEmptyDataBlocksForward();
+    if (!data_iter_.Valid()) SkipEmptyDataBlocksForward();
   }
 
   void Prev() override {
     if (!Valid()) return;
     data_iter_.Prev();
-    SkipEmptyDataBlocksBackward();
+    if (!data_iter_.Valid()) SkipEmptyDataBlocksBackward();
   }
 
  private:
