@@ -193,7 +193,7 @@ void DBIter::Prev() {
   if (!valid_) return;
   if (direction_ == kForward) {
     // internal_ is at the entry of key(); move before all entries of it.
-    saved_key_.assign(ExtractUserKey(internal_->key()));
+    CopyKey(ExtractUserKey(internal_->key()), &saved_key_);
     while (true) {
       internal_->Prev();
       if (!internal_->Valid()) {
@@ -237,7 +237,7 @@ void DBIter::FindPrevUserEntry() {
           saved_key_.clear();
           saved_value_.clear();
         } else {
-          saved_key_.assign(ikey.user_key.data(), ikey.user_key.size());
+          CopyKey(ikey.user_key, &saved_key_);
           std::string_view v = internal_->value();
           saved_value_.assign(v.data(), v.size());
         }

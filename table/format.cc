@@ -173,12 +173,16 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   auto context = [&options, &handle] {
     return BlockContext(options.file_name, handle.offset());
   };
+  // The bytes have arrived once the first pass over them is done (the CRC
+  // check, a copy, or the decoding): each pass below calls arrived(), and
+  // the first call is the one recorded.
   const int64_t start =
       options.arrival_nanos != nullptr ? absl::GetCurrentTimeNanos() : 0;
-  const auto arrived = [&options, start] {
-    if (options.arrival_nanos != nullptr) {
-      *options.arrival_nanos = absl::GetCurrentTimeNanos() - start;
-    }
+  bool arrival_recorded = options.arrival_nanos == nullptr;
+  const auto arrived = [&options, start, &arrival_recorded] {
+    if (arrival_recorded) return;
+    *options.arrival_nanos = absl::GetCurrentTimeNanos() - start;
+    arrival_recorded = true;
   };
   std::unique_ptr<char[]> buf;
   std::string_view got;
@@ -197,7 +201,7 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
       if (buf == nullptr) buf = NewBuffer(total);
       std::memcpy(buf.get(), data, total);
     }
-    if (!options.verify_checksum) arrived();
+    arrived();
     BlockContents out;
     out.owned = std::move(buf);  // the trailer bytes stay allocated, unused
     out.size = n;
@@ -219,10 +223,7 @@ absl::StatusOr<BlockContents> ReadBlock(const RandomAccessFile& file,
   }
   auto contents = UncompressBlock(std::string_view(data, n), type, context,
                                   options.dictionary);
-  if (!options.verify_checksum && type != kLZ4Compression &&
-      type != kZstdCompression) {
-    arrived();
-  }
+  arrived();
   return contents;
 }
 

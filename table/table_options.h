@@ -93,11 +93,11 @@ struct TableOptions {
   bool advise_random = false;
   // A data block whose bytes took longer than this to arrive (read and
   // CRC check; ReadBlockOptions::arrival_nanos) came from storage, not from
-  // memory: the table goes on hinting its reads (Table::kHintedReads). A
-  // 4 KiB block's bytes arrive from memory in well under 1 us on the
-  // benchmarks' 2-core VM (its decoding, not timed when the CRC is checked,
-  // takes about 3 us with Snappy and 12 us with zstd); a read from storage
-  // takes 20 us or more.
+  // memory: the table goes on hinting its reads (Table::kHintedReads). From
+  // memory that is one CRC pass over a few KiB, a fraction of the block's
+  // decoding (about 3 us with Snappy and 12 us with zstd for 4 KiB on the
+  // benchmarks' 2-core VM; not timed when the CRC is checked); a read from
+  // storage takes 20 us or more.
   int64_t slow_block_read_nanos = 15'000;
 };
 
