@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "util/absl_compat.h"
 #include "util/coding.h"
+#include "util/compare_bytes.h"
 
 namespace siftdb {
 
@@ -56,7 +57,7 @@ int InternalKeyComparator::Compare(std::string_view a,
   // Both hold their trailer (checked above): no second check.
   const std::string_view ua = a.substr(0, a.size() - kInternalKeyTrailerSize);
   const std::string_view ub = b.substr(0, b.size() - kInternalKeyTrailerSize);
-  int r = bytewise_ ? ua.compare(ub) : user_comparator_->Compare(ua, ub);
+  int r = bytewise_ ? CompareBytes(ua, ub) : user_comparator_->Compare(ua, ub);
   if (r == 0) {
     const uint64_t anum = DecodeFixed64(a.data() + a.size() - 8);
     const uint64_t bnum = DecodeFixed64(b.data() + b.size() - 8);

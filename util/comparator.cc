@@ -12,13 +12,15 @@
 #include <string>
 #include <string_view>
 
+#include "util/compare_bytes.h"
+
 namespace siftdb {
 namespace {
 
 class BytewiseComparatorImpl final : public Comparator {
  public:
   int Compare(std::string_view a, std::string_view b) const override {
-    return a.compare(b);  // char_traits<char>::compare is unsigned (memcmp)
+    return CompareBytes(a, b);  // unsigned bytes, then length
   }
 
   // Persisted in every MANIFEST: never change.
