@@ -45,9 +45,9 @@ TEST(CompareBytesTest, EdgeCases) {
   }
 }
 
-// Random pairs of every length up to 40, differing at a random position
-// (or not at all), from a small alphabet so that long shared prefixes are
-// common, and from all 256 byte values.
+// Random pairs of every length up to 40: equal, differing in two bytes,
+// one a prefix of the other, or unrelated. Half draw from a small alphabet
+// (so long shared prefixes are common), half from all 256 byte values.
 TEST(CompareBytesTest, MatchesStringViewCompareOnRandomPairs) {
   for (uint32_t seed = 1; seed <= 4; seed++) {
     Random rnd(seed);
