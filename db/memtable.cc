@@ -4,12 +4,12 @@
 #include "db/memtable.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "filter/filter_hash.h"
 #include "siftdb/comparator.h"
 #include "util/coding.h"
+#include "util/compare_bytes.h"
 
 namespace siftdb {
 namespace {
@@ -29,26 +29,9 @@ std::string_view GetLengthPrefixed(const char* p) {
 int CompareBytewiseInternalKeys(std::string_view a, std::string_view b) {
   const size_t a_user = a.size() - kInternalKeyTrailerSize;
   const size_t b_user = b.size() - kInternalKeyTrailerSize;
-  const size_t common = std::min(a_user, b_user);
-  size_t i = 0;
-  if constexpr (std::endian::native == std::endian::little) {
-    // Eight bytes at a time; byte-swapped, the first differing byte
-    // decides the unsigned order, as memcmp's.
-    for (; i + 8 <= common; i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a.data() + i, 8);
-      std::memcpy(&y, b.data() + i, 8);
-      if (x != y) {
-        return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : +1;
-      }
-    }
-  }
-  for (; i < common; i++) {
-    const uint8_t x = static_cast<uint8_t>(a[i]);
-    const uint8_t y = static_cast<uint8_t>(b[i]);
-    if (x != y) return x < y ? -1 : +1;
-  }
-  if (a_user != b_user) return a_user < b_user ? -1 : +1;
+  const int r = CompareBytes(std::string_view(a.data(), a_user),
+                             std::string_view(b.data(), b_user));
+  if (r != 0) return r;
   const uint64_t a_tag = DecodeFixed64(a.data() + a_user);
   const uint64_t b_tag = DecodeFixed64(b.data() + b_user);
   if (a_tag == b_tag) return 0;
