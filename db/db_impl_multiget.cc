@@ -116,7 +116,7 @@ void DBImpl::MultiGetFromState(const ReadOptions& options,
         break;
       case State::kSearching:
       case State::kDeleted:
-        status = absl::NotFoundError("key not found");
+        status = KeyNotFound();
         break;
     }
   }

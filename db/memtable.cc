@@ -160,7 +160,7 @@ bool MemTable::Get(const LookupKey& key, std::string* value,
       return true;
     }
     case kTypeDeletion:
-      *status = absl::NotFoundError("key not found");
+      *status = KeyNotFound();
       return true;
   }
   return false;

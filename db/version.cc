@@ -159,7 +159,7 @@ absl::Status Version::Get(const ReadOptions& options, const LookupKey& k,
 
   if (!status.ok()) return status;
   if (searcher.state == SearchState::kFound) return absl::OkStatus();
-  return absl::NotFoundError("key not found");
+  return KeyNotFound();
 }
 
 void Version::MultiGet(const ReadOptions& options,
