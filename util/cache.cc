@@ -2,11 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // NewShardedLRUCache: up to 16 shards (fewer for a small capacity), chosen
-// by the top bits of the key's CRC32C, each with its own mutex, hash table
-// and LRU list; their capacities sum to the cache's.
+// by the top bits of the key's hash (XXH3-64, which each shard's hash table
+// also uses, so a lookup hashes its key once), each with its own mutex,
+// hash table and LRU list; their capacities sum to the cache's. An entry
+// records its shard, so a release hashes nothing.
 //
 // Per entry invariants (REQUIRES: the shard's mutex for every field but
-// key, value, deleter and charge, which never change):
+// key, value, shard, deleter and charge, which never change):
 // - refs counts the cache's own reference (while in_cache) plus one per
 //   outstanding Handle. The entry is freed when refs drops to 0, and only
 //   then: an entry with handles is never freed.
@@ -29,8 +31,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "util/crc32c.h"
 #include "util/mutex.h"
+
+// Inlined: the cache hashes short keys (8-byte table numbers, 16-byte block
+// ids), where a call into the library would cost as much as the hash.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace siftdb {
 namespace {
@@ -47,9 +53,11 @@ namespace {
 struct Entry : ShardedCache::Handle {
   static constexpr size_t kInlineKey = 16;
 
-  Entry(std::string_view k, void* v, size_t c, ShardedCache::Deleter d)
+  Entry(std::string_view k, void* v, size_t c, ShardedCache::Deleter d,
+        uint8_t s)
       : key_size(static_cast<uint32_t>(k.size())),
         value(v),
+        shard(s),
         charge(c),
         deleter(d) {
     char* dst = inline_key;
@@ -70,11 +78,20 @@ struct Entry : ShardedCache::Handle {
   uint32_t refs = 0;
   void* const value;
   bool in_cache = false;
+  const uint8_t shard;    // which of its cache's shards holds it
   Entry* prev = nullptr;  // LRU list links, while on the list
   Entry* next = nullptr;
   const size_t charge;
   const ShardedCache::Deleter deleter;
   std::unique_ptr<char[]> heap_key;  // keys longer than kInlineKey
+};
+
+// The hash of a cache key: fixed (absl::Hash is seeded per process), so
+// which keys share a shard, and so eviction, is the same on every run.
+struct KeyHash {
+  size_t operator()(std::string_view key) const {
+    return XXH3_64bits(key.data(), key.size());
+  }
 };
 
 // Entries to free once the shard's mutex is released; an insert or a
@@ -107,11 +124,13 @@ class LRUShard {
   }
 
   void SetCapacity(size_t capacity) { capacity_ = capacity; }
+  void SetIndex(uint8_t index) { index_ = index; }
 
-  ShardedCache::Handle* Insert(std::string_view key, void* value, size_t charge,
-                               ShardedCache::Deleter deleter)
+  // `hash` is always KeyHash()(key).
+  ShardedCache::Handle* Insert(std::string_view key, size_t hash, void* value,
+                               size_t charge, ShardedCache::Deleter deleter)
       ABSL_LOCKS_EXCLUDED(mu_) {
-    Entry* e = new Entry(key, value, charge, deleter);
+    Entry* e = new Entry(key, value, charge, deleter, index_);
     Garbage garbage;
     {
       MutexLock lock(&mu_);
@@ -120,7 +139,7 @@ class LRUShard {
         e->refs++;  // the cache's own
         e->in_cache = true;
         usage_ += charge;
-        auto it = table_.find(key);
+        auto it = table_.find(key, hash);
         if (it != table_.end()) {
           // Re-keyed rather than updated: the view must point into the
           // live entry's key.
@@ -141,9 +160,10 @@ class LRUShard {
     table_.prefetch(key);
   }
 
-  ShardedCache::Handle* Lookup(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
+  ShardedCache::Handle* Lookup(std::string_view key, size_t hash)
+      ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(&mu_);
-    auto it = table_.find(key);
+    auto it = table_.find(key, hash);
     if (it == table_.end()) return nullptr;
     Ref(it->second);
     return it->second;
@@ -160,11 +180,11 @@ class LRUShard {
     Free(garbage);
   }
 
-  void Erase(std::string_view key) ABSL_LOCKS_EXCLUDED(mu_) {
+  void Erase(std::string_view key, size_t hash) ABSL_LOCKS_EXCLUDED(mu_) {
     Garbage garbage;
     {
       MutexLock lock(&mu_);
-      auto it = table_.find(key);
+      auto it = table_.find(key, hash);
       if (it == table_.end()) return;
       Entry* e = it->second;
       table_.erase(it);
@@ -248,11 +268,13 @@ class LRUShard {
   }
 
   size_t capacity_ = 0;  // set once before use
+  uint8_t index_ = 0;    // its place among its cache's shards
   mutable Mutex mu_;
   size_t usage_ ABSL_GUARDED_BY(mu_) = 0;
   // Dummy head of the list of evictable entries.
-  Entry lru_ ABSL_GUARDED_BY(mu_){std::string_view(), nullptr, 0, nullptr};
-  absl::flat_hash_map<std::string_view, Entry*> table_ ABSL_GUARDED_BY(mu_);
+  Entry lru_ ABSL_GUARDED_BY(mu_){std::string_view(), nullptr, 0, nullptr, 0};
+  absl::flat_hash_map<std::string_view, Entry*, KeyHash> table_
+      ABSL_GUARDED_BY(mu_);
 };
 
 class ShardedLRUCache final : public ShardedCache {
@@ -267,25 +289,33 @@ class ShardedLRUCache final : public ShardedCache {
     for (size_t i = 0; i < shards; i++) {
       shards_[i].SetCapacity(capacity / shards +
                              (i < capacity % shards ? 1 : 0));
+      shards_[i].SetIndex(static_cast<uint8_t>(i));
     }
   }
 
   Handle* Insert(std::string_view key, void* value, size_t charge,
                  Deleter deleter) override {
-    return ShardFor(key).Insert(key, value, charge, deleter);
+    const size_t hash = KeyHash()(key);
+    return ShardOf(hash).Insert(key, hash, value, charge, deleter);
   }
-  void Prefetch(std::string_view key) override { ShardFor(key).Prefetch(key); }
+  void Prefetch(std::string_view key) override {
+    ShardOf(KeyHash()(key)).Prefetch(key);
+  }
   Handle* Lookup(std::string_view key) override {
-    return ShardFor(key).Lookup(key);
+    const size_t hash = KeyHash()(key);
+    return ShardOf(hash).Lookup(key, hash);
   }
   void Release(Handle* handle) override {
     Entry* e = static_cast<Entry*>(handle);
-    ShardFor(e->key()).Release(e);
+    shards_[e->shard].Release(e);
   }
   void* Value(Handle* handle) override {
     return static_cast<Entry*>(handle)->value;
   }
-  void Erase(std::string_view key) override { ShardFor(key).Erase(key); }
+  void Erase(std::string_view key) override {
+    const size_t hash = KeyHash()(key);
+    ShardOf(hash).Erase(key, hash);
+  }
   uint64_t NewId() override {
     return next_id_.fetch_add(1, std::memory_order_relaxed) + 1;
   }
@@ -310,12 +340,10 @@ class ShardedLRUCache final : public ShardedCache {
     return bits;
   }
 
-  LRUShard& ShardFor(std::string_view key) {
+  // The top bits pick the shard; the shard's hash table uses the low ones.
+  LRUShard& ShardOf(size_t hash) {
     if (shard_bits_ == 0) return shards_[0];
-    // A fixed hash (absl::Hash is seeded per process), so which keys share
-    // a shard, and so eviction, is the same on every run.
-    const uint32_t h = crc32c::Value(key.data(), key.size());
-    return shards_[h >> (32 - shard_bits_)];
+    return shards_[static_cast<uint64_t>(hash) >> (64 - shard_bits_)];
   }
 
   const size_t capacity_;
