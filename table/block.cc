@@ -281,15 +281,77 @@ class BlockIterator final : public Iterator {
 
 }  // namespace
 
+template <typename Compare>
+absl::Status Block::SeekWith(
+    const Compare& compare, std::string_view file_name, std::string_view target,
+    absl::FunctionRef<void(std::string_view, std::string_view)> found) const {
+  // BlockIterator::Seek's search, without what an iterator keeps for Next
+  // and Prev (its restart index, its status), and with the same errors.
+  if (num_restarts_ == 0) return absl::OkStatus();
+  const char* const data = contents_.data().data();
+  const char* const limit = data + restart_offset_;
+  auto malformed = [&](uint32_t at) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: block at offset %d: malformed entry at block offset %d", file_name,
+        offset_, at));
+  };
+  auto restart_point = [&](uint32_t index) {
+    return DecodeFixed32(limit + index * sizeof(uint32_t));
+  };
+  // The last restart point whose key is < target.
+  uint32_t left = 0;
+  uint32_t right = num_restarts_ - 1;
+  while (left < right) {
+    const uint32_t mid = (left + right + 1) / 2;
+    const uint32_t offset = restart_point(mid);
+    uint32_t shared, non_shared, value_length;
+    const char* key_ptr =
+        DecodeEntry(data + offset, limit, &shared, &non_shared, &value_length);
+    if (key_ptr == nullptr || shared != 0) return malformed(offset);
+    if (compare(std::string_view(key_ptr, non_shared), target) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
+    }
+  }
+  // Then forward from it to the first entry >= target.
+  KeyBuffer key;
+  uint32_t current = restart_point(left);
+  while (current < restart_offset_) {
+    uint32_t shared, non_shared, value_length;
+    const char* p =
+        DecodeEntry(data + current, limit, &shared, &non_shared, &value_length);
+    if (p == nullptr || shared > key.size()) return malformed(current);
+    key.Assign(shared, p, non_shared);
+    if (compare(key.view(), target) >= 0) {
+      found(key.view(), std::string_view(p + non_shared, value_length));
+      return absl::OkStatus();
+    }
+    current = static_cast<uint32_t>((p + non_shared + value_length) - data);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Block::Seek(
     const Comparator* comparator, std::string_view file_name,
     std::string_view target,
     absl::FunctionRef<void(std::string_view, std::string_view)> found) const {
-  if (num_restarts_ == 0) return absl::OkStatus();
-  BlockIterator it(this, comparator, file_name, restart_offset_);
-  it.Seek(target);
-  if (it.Valid()) found(it.key(), it.value());
-  return it.status();
+  return SeekWith(
+      [comparator](std::string_view a, std::string_view b) {
+        return comparator->Compare(a, b);
+      },
+      file_name, target, found);
+}
+
+absl::Status Block::Seek(
+    const InternalKeyComparator& comparator, std::string_view file_name,
+    std::string_view target,
+    absl::FunctionRef<void(std::string_view, std::string_view)> found) const {
+  return SeekWith(
+      [&comparator](std::string_view a, std::string_view b) {
+        return comparator.CompareInline(a, b);
+      },
+      file_name, target, found);
 }
 
 std::unique_ptr<Iterator> Block::NewIterator(const Comparator* comparator,

@@ -42,32 +42,15 @@ std::string InternalKeyDebugString(std::string_view internal_key, bool hex) {
                          parsed.type == kTypeValue ? "put" : "del");
 }
 
-int InternalKeyComparator::Compare(std::string_view a,
-                                   std::string_view b) const {
-  if (a.size() < kInternalKeyTrailerSize ||
-      b.size() < kInternalKeyTrailerSize) {
-    // Damaged bytes (a key too short to hold its trailer, e.g. from a data
-    // block that passed its checksum): never read outside them. They sort
-    // bytewise among themselves and before every well-formed key, so the
-    // order stays total; readers report them as damage.
-    if (a.size() >= kInternalKeyTrailerSize) return +1;
-    if (b.size() >= kInternalKeyTrailerSize) return -1;
-    return a.compare(b);
-  }
-  // Both hold their trailer (checked above): no second check.
-  const std::string_view ua = a.substr(0, a.size() - kInternalKeyTrailerSize);
-  const std::string_view ub = b.substr(0, b.size() - kInternalKeyTrailerSize);
-  int r = bytewise_ ? CompareBytes(ua, ub) : user_comparator_->Compare(ua, ub);
-  if (r == 0) {
-    const uint64_t anum = DecodeFixed64(a.data() + a.size() - 8);
-    const uint64_t bnum = DecodeFixed64(b.data() + b.size() - 8);
-    if (anum > bnum) {
-      r = -1;
-    } else if (anum < bnum) {
-      r = +1;
-    }
-  }
-  return r;
+int InternalKeyComparator::CompareMalformed(std::string_view a,
+                                            std::string_view b) {
+  // Damaged bytes (a key too short to hold its trailer, e.g. from a data
+  // block that passed its checksum): never read outside them. They sort
+  // bytewise among themselves and before every well-formed key, so the
+  // order stays total; readers report them as damage.
+  if (a.size() >= kInternalKeyTrailerSize) return +1;
+  if (b.size() >= kInternalKeyTrailerSize) return -1;
+  return a.compare(b);
 }
 
 const char* InternalKeyComparator::Name() const {

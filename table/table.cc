@@ -467,7 +467,7 @@ absl::Status Table::InternalGet(
   std::string_view index_value;  // points into index_block_
   bool in_index = false;
   absl::Status s =
-      index_block_->Seek(&comparator_, file_name_, internal_key,
+      index_block_->Seek(comparator_, file_name_, internal_key,
                          [&](std::string_view /*key*/, std::string_view value) {
                            index_value = value;
                            in_index = true;
@@ -477,7 +477,7 @@ absl::Status Table::InternalGet(
     PinnedBlock pinned;
     s = PinDataBlock(options, index_value, *file_, &pinned);
     if (!s.ok()) return s;
-    s = pinned.block->Seek(&comparator_, file_name_, internal_key,
+    s = pinned.block->Seek(comparator_, file_name_, internal_key,
                            [&](std::string_view key, std::string_view value) {
                              same_user_key =
                                  key.size() >= kInternalKeyTrailerSize &&

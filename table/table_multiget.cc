@@ -76,7 +76,7 @@ void Table::MultiGetLocate(std::span<GetRequest> requests,
     std::string_view index_value;  // points into index_block_
     bool in_index = false;
     absl::Status s =
-        index_block_->Seek(&comparator_, file_name_, internal_key,
+        index_block_->Seek(comparator_, file_name_, internal_key,
                            [&](std::string_view key, std::string_view value) {
                              separator.assign(key.data(), key.size());
                              index_value = value;
@@ -171,7 +171,7 @@ void Table::MultiGetFinish(
       }
       const std::string_view user_key = ExtractUserKey(request.internal_key);
       absl::Status s = pinned.block->Seek(
-          &comparator_, file_name_, request.internal_key,
+          comparator_, file_name_, request.internal_key,
           [&](std::string_view key, std::string_view value) {
             same_user_key = key.size() >= kInternalKeyTrailerSize &&
                             comparator_.user_comparator()->Compare(
