@@ -49,11 +49,16 @@ class Block {
   uint32_t num_restarts() const { return num_restarts_; }
   std::string_view data() const { return contents_.data(); }
 
-  // Starts loading the whole block into the CPU cache (a hint; no effect
-  // on answers), so that a batch of lookups overlaps its memory misses.
+  // Starts loading the whole block into the CPU's second-level cache (a
+  // hint; no effect on answers), so that a batch of lookups overlaps its
+  // memory misses. Not into the first level: a batch prefetches dozens of
+  // blocks, several times the L1's size, where they would evict each other
+  // and hold its few miss buffers (docs/benchmarks.md, MultiGet in memory).
   void Prefetch() const {
     const char* p = contents_.data().data();
-    for (size_t i = 0; i < contents_.size; i += 64) __builtin_prefetch(p + i);
+    for (size_t i = 0; i < contents_.size; i += 64) {
+      __builtin_prefetch(p + i, /*rw=*/0, /*locality=*/1);  // prefetcht2
+    }
   }
 
   // An iterator over the entries, ordered by `comparator` (which must be the
