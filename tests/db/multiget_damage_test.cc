@@ -11,7 +11,9 @@
 // never older than one the same reader saw before.
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <set>
@@ -145,6 +147,62 @@ INSTANTIATE_TEST_SUITE_P(Compression, MultiGetDamageTest,
 // One writer overwrites keys with ever larger rounds while its small
 // MemTable keeps flushing and compacting; MultiGet readers with a tiny
 // block cache check every answer.
+TEST(MultiGetMissingTableTest, AMissingTableFailsOnlyTheKeysInItsRange) {
+  // One sorted run of several tables, none opened yet (a fresh open), one
+  // of them deleted: a batch over all of them pins the others together
+  // (TableCache::PinMany, opening each), and the missing one fails exactly
+  // the keys of its range, with DataLoss naming it, never NotFound; each
+  // answer is Get's.
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o;
+  o.create_if_missing = true;
+  o.target_file_size_base = 4096;  // the least: ~100 keys a table
+  o.compression = kNoCompression;
+  {
+    auto db = DB::Open(o, path);
+    ASSERT_TRUE(db.ok()) << db.status();
+    for (int i = 0; i < 900; i++) {
+      ASSERT_TRUE((*db)->Put(WriteOptions(), Key(i), Value(i)).ok());
+    }
+    ASSERT_TRUE((*db)->CompactRange(nullptr, nullptr).ok());
+    std::string files;
+    ASSERT_TRUE((*db)->GetProperty("siftdb.num-files-at-level0", &files));
+    ASSERT_EQ("0", files);
+  }
+  const std::set<uint64_t> tables = test::TableFilesOnDisk(path);
+  ASSERT_GE(tables.size(), 3u);
+  const std::string missing = TableFileName(path, *std::next(tables.begin()));
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_EQ(0, std::remove(missing.c_str()));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 900; i += 3) keys.push_back(Key(i));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<std::string> values;
+  std::vector<absl::Status> statuses =
+      (*db)->MultiGet(ReadOptions(), views, &values);
+  int lost = 0, first_lost = -1, last_lost = -1;
+  for (size_t j = 0; j < keys.size(); j++) {
+    std::string got;
+    const absl::Status s = (*db)->Get(ReadOptions(), keys[j], &got);
+    EXPECT_EQ(statuses[j].code(), s.code()) << keys[j] << statuses[j] << s;
+    if (statuses[j].ok()) {
+      EXPECT_EQ(values[j], Value(static_cast<int>(j) * 3));
+      continue;
+    }
+    ASSERT_TRUE(absl::IsDataLoss(statuses[j])) << keys[j] << statuses[j];
+    EXPECT_NE(std::string::npos, statuses[j].message().find(missing))
+        << statuses[j];
+    lost++;
+    if (first_lost < 0) first_lost = static_cast<int>(j);
+    last_lost = static_cast<int>(j);
+  }
+  EXPECT_GT(lost, 0);
+  EXPECT_LT(lost, static_cast<int>(keys.size()) / 2);
+  EXPECT_EQ(lost, last_lost - first_lost + 1) << "one table's keys: a range";
+}
+
 TEST(MultiGetConcurrencyTest, ConcurrentMultiGetReadersBesideAWriter) {
   test::TempDir dir;
   Options o;
