@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "absl/container/fixed_array.h"
+#include "absl/container/inlined_vector.h"
 #include "db/db_impl.h"
 #include "db/lookup_key.h"
 #include "db/memtable.h"
@@ -76,8 +77,8 @@ void DBImpl::MultiGetFromState(const ReadOptions& options,
     if (state.imm != nullptr) state.imm->PrefetchFilter(mem_hashes[j]);
   }
   absl::FixedArray<uint64_t, 32> filter_hashes(count);
-  std::vector<Version::MultiGetKey> pending;
-  std::vector<size_t> pending_index;  // pending[p] answers keys[index]
+  absl::InlinedVector<Version::MultiGetKey, 32> pending;
+  absl::InlinedVector<size_t, 32> pending_index;  // pending[p]: keys[index]
   pending.reserve(count);
   pending_index.reserve(count);
   for (size_t j = 0; j < count; j++) {

@@ -166,8 +166,11 @@ void Version::MultiGet(const ReadOptions& options,
                        std::span<MultiGetKey> keys) {
   using State = MultiGetKey::State;
   const Comparator* ucmp = icmp_->user_comparator();
-  std::vector<size_t> members;  // indexes into keys, grouped by table
-  std::vector<TableBatch> tables;
+  // Indexes into keys, grouped by table, and the tables: on the stack for
+  // batches of up to 32 keys (a heap allocation costs a batch of 8 about
+  // as much as one of its keys' filter probes).
+  absl::InlinedVector<size_t, 32> members;
+  absl::InlinedVector<TableBatch, 32> tables;
   // Level 0: tables may overlap, so one at a time, newest first, with the
   // keys still searching that fall in its range.
   absl::InlinedVector<size_t, 16> level0(files_[0].size());
@@ -268,7 +271,7 @@ void Version::MultiGetInTables(const ReadOptions& options, int level,
     }
   }
   {
-    absl::FixedArray<Table::MultiGetBlocks, 8> blocks(tables.size());
+    absl::FixedArray<Table::MultiGetBlocks, 16> blocks(tables.size());
     auto requests_of = [&](const TableBatch& batch) {
       return std::span(requests).subspan(batch.begin, batch.end - batch.begin);
     };
