@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -92,6 +93,37 @@ inline const char* DecodeEntry(const char* p, const char* limit,
   return p;
 }
 
+// Binary search of a block's restart points (`restarts` is the offset of
+// the restart array, `num_restarts` >= 1) for the last one whose key is <
+// target under compare; 0 when none is. Returns that restart's index, or
+// the block offset of a malformed restart entry in *malformed (and 0).
+template <typename Compare>
+uint32_t LastRestartBefore(const char* data, uint32_t restarts,
+                           uint32_t num_restarts, std::string_view target,
+                           const Compare& compare,
+                           std::optional<uint32_t>* malformed) {
+  const char* const limit = data + restarts;
+  uint32_t left = 0;
+  uint32_t right = num_restarts - 1;
+  while (left < right) {
+    const uint32_t mid = (left + right + 1) / 2;
+    const uint32_t offset = DecodeFixed32(limit + mid * sizeof(uint32_t));
+    uint32_t shared, non_shared, value_length;
+    const char* key_ptr =
+        DecodeEntry(data + offset, limit, &shared, &non_shared, &value_length);
+    if (key_ptr == nullptr || shared != 0) {
+      *malformed = offset;
+      return 0;
+    }
+    if (compare(std::string_view(key_ptr, non_shared), target) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
+    }
+  }
+  return left;
+}
+
 // The current key of a block iterator. Keys up to kInline bytes (every
 // 16-byte user key with its 8-byte trailer) live inside the iterator, so
 // opening one, which happens for every data block a scan or lookup
@@ -171,25 +203,16 @@ class BlockIterator final : public Iterator {
 
   void Seek(std::string_view target) override {
     if (!status_.ok()) return;
-    // Binary search for the last restart point whose key is < target.
-    uint32_t left = 0;
-    uint32_t right = num_restarts_ - 1;
-    while (left < right) {
-      const uint32_t mid = (left + right + 1) / 2;
-      const uint32_t offset = RestartPoint(mid);
-      uint32_t shared, non_shared, value_length;
-      const char* key_ptr = DecodeEntry(data_ + offset, data_ + restarts_,
-                                        &shared, &non_shared, &value_length);
-      if (key_ptr == nullptr || shared != 0) {
-        CorruptionAt(offset);
-        return;
-      }
-      if (comparator_->Compare(std::string_view(key_ptr, non_shared), target) <
-          0) {
-        left = mid;
-      } else {
-        right = mid - 1;
-      }
+    std::optional<uint32_t> malformed;
+    const uint32_t left = LastRestartBefore(
+        data_, restarts_, num_restarts_, target,
+        [this](std::string_view a, std::string_view b) {
+          return comparator_->Compare(a, b);
+        },
+        &malformed);
+    if (malformed.has_value()) {
+      CorruptionAt(*malformed);
+      return;
     }
     SeekToRestartPoint(left);
     while (ParseNextKey()) {
@@ -295,28 +318,13 @@ absl::Status Block::SeekWith(
         "%s: block at offset %d: malformed entry at block offset %d", file_name,
         offset_, at));
   };
-  auto restart_point = [&](uint32_t index) {
-    return DecodeFixed32(limit + index * sizeof(uint32_t));
-  };
-  // The last restart point whose key is < target.
-  uint32_t left = 0;
-  uint32_t right = num_restarts_ - 1;
-  while (left < right) {
-    const uint32_t mid = (left + right + 1) / 2;
-    const uint32_t offset = restart_point(mid);
-    uint32_t shared, non_shared, value_length;
-    const char* key_ptr =
-        DecodeEntry(data + offset, limit, &shared, &non_shared, &value_length);
-    if (key_ptr == nullptr || shared != 0) return malformed(offset);
-    if (compare(std::string_view(key_ptr, non_shared), target) < 0) {
-      left = mid;
-    } else {
-      right = mid - 1;
-    }
-  }
+  std::optional<uint32_t> bad;
+  const uint32_t left = LastRestartBefore(data, restart_offset_, num_restarts_,
+                                          target, compare, &bad);
+  if (bad.has_value()) return malformed(*bad);
   // Then forward from it to the first entry >= target.
   KeyBuffer key;
-  uint32_t current = restart_point(left);
+  uint32_t current = DecodeFixed32(limit + left * sizeof(uint32_t));
   while (current < restart_offset_) {
     uint32_t shared, non_shared, value_length;
     const char* p =
