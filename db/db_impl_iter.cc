@@ -72,7 +72,14 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
     return std::make_unique<PrefixSeekIterator>(this, options, state);
   }
   std::unique_ptr<Iterator> internal = NewInternalIterator(options, state);
-  internal->RegisterCleanup([this, state] { ReleaseReadState(state); });
+  // A function-pointer cleanup: one allocation (the state's copy), where a
+  // capturing std::function would take two.
+  internal->RegisterCleanup(
+      [](void* db, void* held) {
+        std::unique_ptr<ReadState> held_state(static_cast<ReadState*>(held));
+        static_cast<DBImpl*>(db)->ReleaseReadState(*held_state);
+      },
+      this, new ReadState(state));
   return NewDBIterator(options_.comparator, std::move(internal), state.sequence,
                        options, ReadSamplerOf(state), NextReadSampleSeed());
 }

@@ -93,9 +93,7 @@ std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
   Table* table = TableIn(cache_.get(), *handle);
   if (table_out != nullptr) *table_out = table;
   std::unique_ptr<Iterator> iter = table->NewIterator(options);
-  ShardedCache* cache = cache_.get();
-  ShardedCache::Handle* h = *handle;
-  iter->RegisterCleanup([cache, h] { cache->Release(h); });
+  iter->RegisterCleanup(&ReleaseCacheHandle, cache_.get(), *handle);
   return iter;
 }
 

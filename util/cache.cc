@@ -371,4 +371,9 @@ std::shared_ptr<Cache> NewLRUCache(size_t capacity_bytes) {
   return std::shared_ptr<Cache>(new Cache(NewShardedLRUCache(capacity_bytes)));
 }
 
+void ReleaseCacheHandle(void* cache, void* handle) {
+  static_cast<ShardedCache*>(cache)->Release(
+      static_cast<ShardedCache::Handle*>(handle));
+}
+
 }  // namespace siftdb

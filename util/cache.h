@@ -60,6 +60,10 @@ class ShardedCache {
 // A sharded LRU cache holding at most `capacity` bytes of charge.
 std::unique_ptr<ShardedCache> NewShardedLRUCache(size_t capacity);
 
+// An Iterator cleanup (Iterator::CleanupFunction): releases `handle`, a
+// ShardedCache::Handle*, to `cache`, a ShardedCache*.
+void ReleaseCacheHandle(void* cache, void* handle);
+
 // The ShardedCache behind a public Cache (never null; lives as long as it).
 struct CacheAccess {
   static ShardedCache* Get(const Cache& cache) { return cache.impl_.get(); }

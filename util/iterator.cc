@@ -10,11 +10,24 @@
 namespace siftdb {
 
 Iterator::~Iterator() {
+  if (first_cleanup_.function != nullptr) {
+    first_cleanup_.function(first_cleanup_.arg1, first_cleanup_.arg2);
+  }
   for (auto& fn : cleanups_) fn();
 }
 
 void Iterator::RegisterCleanup(std::function<void()> fn) {
   cleanups_.push_back(std::move(fn));
+}
+
+void Iterator::RegisterCleanup(CleanupFunction function, void* arg1,
+                               void* arg2) {
+  // The inline slot runs first, so it may hold only the first cleanup.
+  if (first_cleanup_.function == nullptr && cleanups_.empty()) {
+    first_cleanup_ = Cleanup{function, arg1, arg2};
+    return;
+  }
+  cleanups_.push_back([function, arg1, arg2] { function(arg1, arg2); });
 }
 
 namespace {
