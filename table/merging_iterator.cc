@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "table/internal_key.h"
 #include "table/iterator_wrapper.h"
@@ -91,7 +92,7 @@ class MergingIterator final : public Iterator {
     // key than target's, so it cannot come before an entry with target's
     // user key: when the merge starts with one, the deferred children may
     // wait until the merge moves on.
-    deferred_target_.assign(target.data(), target.size());
+    deferred_target_.assign(target.begin(), target.end());
     if (current_ == nullptr ||
         user_comparator_->Compare(ExtractUserKey(current_->key()),
                                   ExtractUserKey(target)) != 0) {
@@ -174,7 +175,8 @@ class MergingIterator final : public Iterator {
   bool ResolveDeferred() {
     for (size_t i = 0; i < children_.size(); i++) {
       if (deferred_[i] != kDeferred) continue;
-      children_[i].Seek(deferred_target_);
+      children_[i].Seek(
+          std::string_view(deferred_target_.data(), deferred_target_.size()));
       deferred_[i] = kPositioned;
     }
     num_deferred_ = 0;
@@ -276,7 +278,11 @@ class MergingIterator final : public Iterator {
 
   const Comparator* const comparator_;
   const Comparator* const user_comparator_;  // null unless probing
-  std::vector<IteratorWrapper> children_;
+  // Inline room for a usual tree's sources (two MemTables, a few level-0
+  // tables, the deeper levels): an iterator is built for every seek, and
+  // these would be three allocations each time.
+  static constexpr size_t kInlineChildren = 10;
+  absl::InlinedVector<IteratorWrapper, kInlineChildren> children_;
   // Empty, or one per child (a null probe: always position the child).
   const std::vector<ChildProbe> probes_;
   // Prefix seeks: see NewProbingMergingIterator (null and empty: none).
@@ -290,12 +296,13 @@ class MergingIterator final : public Iterator {
     kDeferred = 1,  // its probe said no; positioned once the merge moves on
     kLeftOut = 2,   // its prefix probe said no; out until the next Seek
   };
-  std::vector<uint8_t> deferred_;
+  absl::InlinedVector<uint8_t, kInlineChildren> deferred_;
   size_t num_deferred_ = 0;
   size_t num_left_out_ = 0;
-  std::string deferred_target_;  // the Seek target deferred children await
+  // The Seek target deferred children await.
+  absl::InlinedVector<char, 64> deferred_target_;
   // Valid children, a binary heap in direction_'s order (top first).
-  std::vector<IteratorWrapper*> heap_;
+  absl::InlinedVector<IteratorWrapper*, kInlineChildren> heap_;
   IteratorWrapper* current_ = nullptr;  // heap_[0], or null
   // 1 or 2: which of heap_[1] and heap_[2] comes out first; 0: not known.
   // Valid while only heap_[0] changes (see ReplaceTop).
