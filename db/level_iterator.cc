@@ -46,6 +46,39 @@ class LevelFileIterator : public Iterator {
   mutable char value_buf_[8];
 };
 
+// Opens the table a LevelFileIterator's value names, unless it lies wholly
+// outside the bounds (then an empty iterator, counted as skipped).
+class LevelTableOpener final : public BlockOpener {
+ public:
+  LevelTableOpener(TableCache* cache, const ReadOptions& options,
+                   const std::vector<FileMetaData*>* files,
+                   const TwoLevelBounds& bounds)
+      : cache_(cache), options_(options), files_(files), bounds_(bounds) {}
+
+  std::unique_ptr<Iterator> Open(std::string_view value) override {
+    const uint64_t index =
+        value.size() == 8 ? DecodeFixed64(value.data()) : files_->size();
+    if (index >= files_->size()) {
+      return NewErrorIterator(
+          absl::InternalError("level iterator: bad table reference"));
+    }
+    const FileMetaData& f = *(*files_)[index];
+    if (bounds_.bounds.active() && TableOutsideBounds(bounds_.bounds, f)) {
+      if (bounds_.statistics != nullptr) {
+        bounds_.statistics->Record(bounds_.skipped);
+      }
+      return NewEmptyIterator();
+    }
+    return cache_->NewIterator(options_, f.number, f.file_size);
+  }
+
+ private:
+  TableCache* const cache_;
+  const ReadOptions options_;
+  const std::vector<FileMetaData*>* const files_;
+  const TwoLevelBounds bounds_;
+};
+
 }  // namespace
 
 bool TableOutsideBounds(const IterateBounds& bounds, const FileMetaData& f) {
@@ -69,26 +102,9 @@ std::unique_ptr<Iterator> NewLevelIterator(
   bounds.bounds = IterateBounds::From(icmp.user_comparator(), options);
   bounds.statistics = cache->statistics();
   bounds.skipped = Ticker::kBoundsSkippedTables;
-  return NewBoundedTwoLevelIterator(
-      std::make_unique<LevelFileIterator>(icmp, files),
-      [cache, options, files,
-       bounds](std::string_view value) -> std::unique_ptr<Iterator> {
-        const uint64_t index =
-            value.size() == 8 ? DecodeFixed64(value.data()) : files->size();
-        if (index >= files->size()) {
-          return NewErrorIterator(
-              absl::InternalError("level iterator: bad table reference"));
-        }
-        const FileMetaData& f = *(*files)[index];
-        if (bounds.bounds.active() && TableOutsideBounds(bounds.bounds, f)) {
-          if (bounds.statistics != nullptr) {
-            bounds.statistics->Record(bounds.skipped);
-          }
-          return NewEmptyIterator();
-        }
-        return cache->NewIterator(options, f.number, f.file_size);
-      },
-      bounds);
+  return NewBoundedTwoLevelIteratorInPlace<LevelTableOpener>(
+      std::make_unique<LevelFileIterator>(icmp, files), bounds, cache, options,
+      files, bounds);
 }
 
 }  // namespace siftdb

@@ -19,6 +19,11 @@ void DeleteCachedBlock(std::string_view /*key*/, void* value) {
   delete static_cast<Block*>(value);
 }
 
+// An Iterator cleanup for a block read for one iterator alone.
+void DeleteOwnedBlock(void* block, void* /*unused*/) {
+  delete static_cast<Block*>(block);
+}
+
 // DataLoss naming the file and the offset when the footer's index handle,
 // the end of the data blocks or the filter handle disagree with the sizes
 // the properties record (siftdb.index.size, siftdb.data.size,
@@ -408,17 +413,30 @@ std::unique_ptr<Iterator> Table::NewDataBlockIterator(
   if (!s.ok()) return NewErrorIterator(std::move(s));
   auto iter = pinned.block->NewIterator(&comparator_, file_name_);
   if (pinned.cache_handle != nullptr) {
-    ShardedCache* const cache = pinned.cache;
-    ShardedCache::Handle* const cache_handle = pinned.cache_handle;
+    iter->RegisterCleanup(&ReleaseCacheHandle, pinned.cache,
+                          pinned.cache_handle);
     pinned.cache_handle = nullptr;  // now the iterator's to release
-    iter->RegisterCleanup(
-        [cache, cache_handle] { cache->Release(cache_handle); });
   } else {
-    Block* owned = pinned.owned.release();
-    iter->RegisterCleanup([owned] { delete owned; });
+    iter->RegisterCleanup(&DeleteOwnedBlock, pinned.owned.release(), nullptr);
   }
   return iter;
 }
+
+// Opens a table iterator's data blocks, through its own readahead window.
+class Table::DataBlockOpener final : public BlockOpener {
+ public:
+  DataBlockOpener(const Table* table, const ReadOptions& options,
+                  const RandomAccessFile* file, uint64_t data_end)
+      : table_(table), options_(options), readahead_(file, data_end) {}
+  std::unique_ptr<Iterator> Open(std::string_view index_value) override {
+    return table_->NewDataBlockIterator(options_, index_value, readahead_);
+  }
+
+ private:
+  const Table* const table_;
+  const ReadOptions options_;
+  const ReadaheadFile readahead_;
+};
 
 std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
   // With bounds, data blocks that lie wholly outside them are not read.
@@ -430,13 +448,8 @@ std::unique_ptr<Iterator> Table::NewIterator(const ReadOptions& options) const {
   // of a file read with system calls, hints ahead of the scan on a
   // mapping (whose faults read only their own page). Point lookups
   // (InternalGet) read single blocks.
-  auto readahead = std::make_shared<ReadaheadFile>(file_.get(), data_end_);
-  return NewBoundedTwoLevelIterator(
-      NewIndexIterator(),
-      [this, options, readahead](std::string_view index_value) {
-        return NewDataBlockIterator(options, index_value, *readahead);
-      },
-      bounds);
+  return NewBoundedTwoLevelIteratorInPlace<DataBlockOpener>(
+      NewIndexIterator(), bounds, this, options, file_.get(), data_end_);
 }
 
 absl::Status Table::InternalGet(

@@ -237,6 +237,8 @@ class Table {
       const RandomAccessFile& file) const;
 
  private:
+  class DataBlockOpener;  // NewIterator's, table.cc
+
   // A data block held for reading: from the block cache (released on
   // destruction) or owned.
   struct PinnedBlock {

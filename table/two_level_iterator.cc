@@ -3,6 +3,9 @@
 
 #include "table/two_level_iterator.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -12,11 +15,27 @@
 namespace siftdb {
 namespace {
 
+// A BlockFunction as a BlockOpener.
+class FunctionBlockOpener final : public BlockOpener {
+ public:
+  explicit FunctionBlockOpener(BlockFunction function)
+      : function_(std::move(function)) {}
+  std::unique_ptr<Iterator> Open(std::string_view index_value) override {
+    return function_(index_value);
+  }
+
+ private:
+  const BlockFunction function_;
+};
+
 class TwoLevelIterator final : public Iterator {
  public:
-  TwoLevelIterator(std::unique_ptr<Iterator> index_iter,
-                   BlockFunction block_function, const TwoLevelBounds& bounds)
-      : block_function_(std::move(block_function)),
+  // opener_in_place: the opener lives in this iterator's own allocation
+  // (NewBoundedTwoLevelIteratorInPlace) and is destroyed, not deleted.
+  TwoLevelIterator(std::unique_ptr<Iterator> index_iter, BlockOpener* opener,
+                   bool opener_in_place, const TwoLevelBounds& bounds)
+      : opener_(opener),
+        opener_in_place_(opener_in_place),
         index_iter_(std::move(index_iter)),
         bounds_(bounds.bounds),
         statistics_(bounds.statistics),
@@ -25,6 +44,22 @@ class TwoLevelIterator final : public Iterator {
     if (bounds_.lower) lower_seek_key_ = SmallestInternalKeyOf(*bounds_.lower);
     if (bounds_.upper) upper_seek_key_ = SmallestInternalKeyOf(*bounds_.upper);
   }
+
+  ~TwoLevelIterator() override {
+    // The blocks first: they were read through the opener (e.g. its
+    // readahead window).
+    data_iter_.Set(nullptr);
+    index_iter_.Set(nullptr);
+    if (opener_in_place_) {
+      opener_->~BlockOpener();
+    } else {
+      delete opener_;
+    }
+  }
+
+  // Whether built in place or alone, the memory came from the global
+  // operator new of its full size; freed unsized.
+  static void operator delete(void* p) { ::operator delete(p); }
 
   bool Valid() const override {
     return status_.ok() && data_iter_.iter() != nullptr && data_iter_.Valid();
@@ -224,11 +259,12 @@ class TwoLevelIterator final : public Iterator {
     }
     const std::string_view handle = index_iter_.value();
     if (data_iter_.iter() != nullptr && handle == data_block_handle_) return;
-    data_iter_.Set(block_function_(handle));
+    data_iter_.Set(opener_->Open(handle));
     data_block_handle_.assign(handle.data(), handle.size());
   }
 
-  BlockFunction block_function_;
+  BlockOpener* const opener_;
+  const bool opener_in_place_;
   IteratorWrapper index_iter_;
   IteratorWrapper data_iter_;      // may hold nullptr
   std::string data_block_handle_;  // index value data_iter_ was opened for
@@ -245,15 +281,66 @@ class TwoLevelIterator final : public Iterator {
 
 std::unique_ptr<Iterator> NewTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function) {
-  return std::make_unique<TwoLevelIterator>(
+  return NewBoundedTwoLevelIterator(
       std::move(index_iter), std::move(block_function), TwoLevelBounds());
 }
 
 std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function,
     const TwoLevelBounds& bounds) {
-  return std::make_unique<TwoLevelIterator>(std::move(index_iter),
-                                            std::move(block_function), bounds);
+  return NewBoundedTwoLevelIterator(
+      std::move(index_iter),
+      std::make_unique<FunctionBlockOpener>(std::move(block_function)), bounds);
 }
+
+std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
+    std::unique_ptr<Iterator> index_iter, std::unique_ptr<BlockOpener> opener,
+    const TwoLevelBounds& bounds) {
+  BlockOpener* const raw = opener.get();
+  auto iter = std::make_unique<TwoLevelIterator>(
+      std::move(index_iter), raw, /*opener_in_place=*/false, bounds);
+  opener.release();  // now the iterator's
+  return iter;
+}
+
+namespace two_level_internal {
+
+std::unique_ptr<Iterator> NewInPlace(
+    std::unique_ptr<Iterator> index_iter, const TwoLevelBounds& bounds,
+    size_t opener_size, size_t opener_alignment,
+    absl::FunctionRef<BlockOpener*(void* where)> construct_opener) {
+  // [TwoLevelIterator][padding][opener], one allocation.
+  const size_t alignment =
+      std::max(opener_alignment, alignof(std::max_align_t));
+  if (alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+    return NewErrorIterator(absl::InternalError(
+        "two-level iterator: block opener needs over-aligned memory"));
+  }
+  const size_t offset =
+      (sizeof(TwoLevelIterator) + alignment - 1) / alignment * alignment;
+  void* const memory = ::operator new(offset + opener_size);
+  char* const base = static_cast<char*>(memory);
+  BlockOpener* opener;
+  try {
+    opener = construct_opener(base + offset);
+  } catch (...) {
+    ::operator delete(memory);
+    throw;
+  }
+  // The constructor may throw (std::bad_alloc copying the bounds' keys):
+  // then the opener is destroyed here and the memory freed.
+  TwoLevelIterator* iter;
+  try {
+    iter = new (memory) TwoLevelIterator(std::move(index_iter), opener,
+                                         /*opener_in_place=*/true, bounds);
+  } catch (...) {
+    opener->~BlockOpener();
+    ::operator delete(memory);
+    throw;
+  }
+  return std::unique_ptr<Iterator>(iter);
+}
+
+}  // namespace two_level_internal
 
 }  // namespace siftdb

@@ -32,8 +32,12 @@
 
 #include <functional>
 #include <memory>
+#include <new>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "siftdb/iterator.h"
 #include "table/iterate_bounds.h"
 #include "util/statistics.h"
@@ -44,6 +48,16 @@ namespace siftdb {
 // NewErrorIterator() on failure).
 using BlockFunction =
     std::function<std::unique_ptr<Iterator>(std::string_view index_value)>;
+
+// The same as an object the two-level iterator owns: what it needs to open
+// blocks (options, a readahead window) lives in one allocation with it,
+// where a BlockFunction's captures would take a second one per iterator.
+class BlockOpener {
+ public:
+  virtual ~BlockOpener() = default;
+  // Never returns null (NewErrorIterator() on failure).
+  virtual std::unique_ptr<Iterator> Open(std::string_view index_value) = 0;
+};
 
 std::unique_ptr<Iterator> NewTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function);
@@ -59,6 +73,34 @@ struct TwoLevelBounds {
 std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function,
     const TwoLevelBounds& bounds);
+std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
+    std::unique_ptr<Iterator> index_iter, std::unique_ptr<BlockOpener> opener,
+    const TwoLevelBounds& bounds);
+
+namespace two_level_internal {
+// NewBoundedTwoLevelIteratorInPlace's work: construct_opener builds the
+// opener at `where` (opener_size bytes, aligned to opener_alignment).
+std::unique_ptr<Iterator> NewInPlace(
+    std::unique_ptr<Iterator> index_iter, const TwoLevelBounds& bounds,
+    size_t opener_size, size_t opener_alignment,
+    absl::FunctionRef<BlockOpener*(void* where)> construct_opener);
+}  // namespace two_level_internal
+
+// As above, with an Opener (a BlockOpener) built from opener_args in the
+// iterator's own allocation: one allocation per iterator where the
+// above takes two. A table iterator and a level iterator are built for
+// every seek.
+template <typename Opener, typename... Args>
+std::unique_ptr<Iterator> NewBoundedTwoLevelIteratorInPlace(
+    std::unique_ptr<Iterator> index_iter, const TwoLevelBounds& bounds,
+    Args&&... opener_args) {
+  static_assert(std::is_base_of_v<BlockOpener, Opener>);
+  return two_level_internal::NewInPlace(
+      std::move(index_iter), bounds, sizeof(Opener), alignof(Opener),
+      [&](void* where) -> BlockOpener* {
+        return new (where) Opener(std::forward<Args>(opener_args)...);
+      });
+}
 
 }  // namespace siftdb
 

@@ -269,6 +269,73 @@ TEST(TwoLevelIteratorTest, BlockErrorIsFailStop) {
   EXPECT_EQ(it->status().code(), absl::StatusCode::kDataLoss);
 }
 
+// Opens c's blocks; counts itself alive, and each block it opens checks at
+// its destruction that the opener is still there.
+class CountingOpener final : public BlockOpener {
+ public:
+  CountingOpener(const TwoLevelCase* c, int* alive, int* blocks_outlived)
+      : c_(c), alive_(alive), blocks_outlived_(blocks_outlived) {
+    ++*alive_;
+  }
+  ~CountingOpener() override { --*alive_; }
+  std::unique_ptr<Iterator> Open(std::string_view v) override {
+    auto block = std::make_unique<VectorIterator>(
+        BytewiseComparator(), c_->blocks[std::stoi(std::string(v))]);
+    block->RegisterCleanup([alive = alive_, outlived = blocks_outlived_] {
+      if (*alive == 0) ++*outlived;
+    });
+    return block;
+  }
+
+ private:
+  const TwoLevelCase* const c_;
+  int* const alive_;
+  int* const blocks_outlived_;
+};
+
+// The opener built in the iterator's own allocation: the same entries as
+// a separately owned one, destroyed with the iterator, after its blocks.
+TEST(TwoLevelIteratorTest, InPlaceOpenerLivesAsLongAsItsBlocks) {
+  TestRandom rnd(12);
+  for (size_t num_blocks : {0, 1, 7, 40}) {
+    TwoLevelCase c = MakeTwoLevel(&rnd, num_blocks);
+    int alive = 0;
+    int blocks_outlived = 0;
+    {
+      auto it = NewBoundedTwoLevelIteratorInPlace<CountingOpener>(
+          std::make_unique<VectorIterator>(BytewiseComparator(), c.index),
+          TwoLevelBounds(), &c, &alive, &blocks_outlived);
+      EXPECT_EQ(alive, 1);
+      size_t i = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next(), i++) {
+        ASSERT_EQ(it->key(), c.all[i].first);
+      }
+      ASSERT_EQ(i, c.all.size());
+      ASSERT_TRUE(it->status().ok());
+      it->SeekToLast();  // leaves a block open for the destructor
+    }
+    EXPECT_EQ(alive, 0) << num_blocks;
+    EXPECT_EQ(blocks_outlived, 0) << num_blocks;
+  }
+}
+
+// An opener the global operator new cannot align is refused with an
+// error, not built misaligned.
+struct alignas(64) OverAlignedOpener final : public BlockOpener {
+  std::unique_ptr<Iterator> Open(std::string_view) override {
+    return NewEmptyIterator();
+  }
+};
+
+TEST(TwoLevelIteratorTest, InPlaceOpenerNeedingOverAlignmentIsAnError) {
+  auto it = NewBoundedTwoLevelIteratorInPlace<OverAlignedOpener>(
+      NewEmptyIterator(), TwoLevelBounds());
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_EQ(it->status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(it->status().message().find("over-aligned"), std::string::npos);
+}
+
 TEST(IteratorWrapperTest, CachesKeyAndValidity) {
   IteratorWrapper w(std::make_unique<VectorIterator>(
       BytewiseComparator(), KVList{{"a", "1"}, {"b", "2"}}));
