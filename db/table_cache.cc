@@ -82,17 +82,72 @@ absl::StatusOr<ShardedCache::Handle*> TableCache::FindTable(
   return cache_->Insert(key, table->release(), 1, &DeleteTable);
 }
 
+namespace {
+
+// Builds its table's iterator at the first SeekToFirst, SeekToLast or
+// Seek; until then it is not Valid() and its status is OK.
+class LazyTableIterator final : public Iterator {
+ public:
+  LazyTableIterator(const Table* table, const ReadOptions& options)
+      : table_(table), options_(options) {}
+
+  bool Valid() const override { return inner_ != nullptr && inner_->Valid(); }
+  void SeekToFirst() override { Inner()->SeekToFirst(); }
+  void SeekToLast() override { Inner()->SeekToLast(); }
+  void Seek(std::string_view target) override { Inner()->Seek(target); }
+  // Next and Prev REQUIRE Valid(), so the inner iterator exists.
+  void Next() override { inner_->Next(); }
+  void Prev() override { inner_->Prev(); }
+  std::string_view key() const override { return inner_->key(); }
+  std::string_view value() const override { return inner_->value(); }
+  absl::Status status() const override {
+    return inner_ != nullptr ? inner_->status() : absl::OkStatus();
+  }
+
+ private:
+  Iterator* Inner() {
+    if (inner_ == nullptr) inner_ = table_->NewIterator(options_);
+    return inner_.get();
+  }
+
+  const Table* const table_;  // pinned by this iterator's cleanup
+  const ReadOptions options_;
+  // Destroyed before the cleanup (in ~Iterator) releases the table.
+  std::unique_ptr<Iterator> inner_;
+};
+
+}  // namespace
+
 std::unique_ptr<Iterator> TableCache::NewIterator(const ReadOptions& options,
                                                   uint64_t file_number,
                                                   uint64_t file_size,
                                                   const Table** table_out,
                                                   int level) {
+  return NewPinningIterator(
+      file_number, file_size, table_out, level,
+      [&options](const Table* table) { return table->NewIterator(options); });
+}
+
+std::unique_ptr<Iterator> TableCache::NewLazyIterator(
+    const ReadOptions& options, uint64_t file_number, uint64_t file_size,
+    const Table** table_out, int level) {
+  return NewPinningIterator(
+      file_number, file_size, table_out, level,
+      [&options](const Table* table) -> std::unique_ptr<Iterator> {
+        return std::make_unique<LazyTableIterator>(table, options);
+      });
+}
+
+std::unique_ptr<Iterator> TableCache::NewPinningIterator(
+    uint64_t file_number, uint64_t file_size, const Table** table_out,
+    int level,
+    absl::FunctionRef<std::unique_ptr<Iterator>(const Table*)> make) {
   if (table_out != nullptr) *table_out = nullptr;
   auto handle = FindTable(file_number, file_size, level);
   if (!handle.ok()) return NewErrorIterator(handle.status());
-  Table* table = TableIn(cache_.get(), *handle);
+  const Table* table = TableIn(cache_.get(), *handle);
   if (table_out != nullptr) *table_out = table;
-  std::unique_ptr<Iterator> iter = table->NewIterator(options);
+  std::unique_ptr<Iterator> iter = make(table);
   iter->RegisterCleanup(&ReleaseCacheHandle, cache_.get(), *handle);
   return iter;
 }

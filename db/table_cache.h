@@ -53,6 +53,16 @@ class TableCache {
                                         const Table** table_out = nullptr,
                                         int level = kUnknownLevel);
 
+  // As NewIterator, but the table's own iterator (index iterator, block
+  // opener) is built only when the result is first positioned; the table
+  // is opened, and stays open, from now on. For a merge whose filter probes
+  // leave most children unpositioned (a seek with level-0 tables).
+  std::unique_ptr<Iterator> NewLazyIterator(const ReadOptions& options,
+                                            uint64_t file_number,
+                                            uint64_t file_size,
+                                            const Table** table_out = nullptr,
+                                            int level = kUnknownLevel);
+
   // Point lookup in one table; see Table::InternalGet.
   absl::Status Get(
       const ReadOptions& options, uint64_t file_number, uint64_t file_size,
@@ -103,6 +113,12 @@ class TableCache {
   Statistics* statistics() const { return table_options_.statistics; }
 
  private:
+  // An iterator make(table) builds over the open table, which stays open
+  // (pinned) while the iterator lives; NewIterator's contract otherwise.
+  std::unique_ptr<Iterator> NewPinningIterator(
+      uint64_t file_number, uint64_t file_size, const Table** table_out,
+      int level,
+      absl::FunctionRef<std::unique_ptr<Iterator>(const Table*)> make);
   absl::StatusOr<ShardedCache::Handle*> FindTable(uint64_t file_number,
                                                   uint64_t file_size,
                                                   int level);

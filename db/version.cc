@@ -379,9 +379,11 @@ void Version::AddIterators(const ReadOptions& options,
       }
       continue;
     }
+    // Built lazily: a seek whose target this table's filter rules out
+    // never positions it (NewProbingMergingIterator).
     const Table* table = nullptr;
-    iters->push_back(
-        table_cache_->NewIterator(options, f->number, f->file_size, &table, 0));
+    iters->push_back(table_cache_->NewLazyIterator(options, f->number,
+                                                   f->file_size, &table, 0));
     if (probes == nullptr) continue;
     if (table == nullptr) {
       probes->emplace_back();  // an error iterator: always position it
