@@ -137,7 +137,8 @@ TEST(LazyTableIteratorTest, YieldsWhatTheEagerIteratorYields) {
   for (const std::string& name : *children) {
     uint64_t n = 0;
     FileType type;
-    if (ParseFileName(name, &n, &type) && type == FileType::kTableFile) number = n;
+    if (ParseFileName(name, &n, &type) && type == FileType::kTableFile)
+      number = n;
   }
   ASSERT_NE(number, 0u);
   auto size = Env::Default()->GetFileSize(TableFileName(dbname, number));
