@@ -30,12 +30,11 @@ class FunctionBlockOpener final : public BlockOpener {
 
 class TwoLevelIterator final : public Iterator {
  public:
-  // opener_in_place: the opener lives in this iterator's own allocation
-  // (NewBoundedTwoLevelIteratorInPlace) and is destroyed, not deleted.
+  // The opener lives in this iterator's own allocation (NewInPlace): it
+  // is destroyed with the iterator, and freed with its memory.
   TwoLevelIterator(std::unique_ptr<Iterator> index_iter, BlockOpener* opener,
-                   bool opener_in_place, const TwoLevelBounds& bounds)
+                   const TwoLevelBounds& bounds)
       : opener_(opener),
-        opener_in_place_(opener_in_place),
         index_iter_(std::move(index_iter)),
         bounds_(bounds.bounds),
         statistics_(bounds.statistics),
@@ -50,15 +49,11 @@ class TwoLevelIterator final : public Iterator {
     // readahead window).
     data_iter_.Set(nullptr);
     index_iter_.Set(nullptr);
-    if (opener_in_place_) {
-      opener_->~BlockOpener();
-    } else {
-      delete opener_;
-    }
+    opener_->~BlockOpener();
   }
 
-  // Whether built in place or alone, the memory came from the global
-  // operator new of its full size; freed unsized.
+  // The memory came from the global operator new, sized for the opener
+  // too; freed unsized.
   static void operator delete(void* p) { ::operator delete(p); }
 
   bool Valid() const override {
@@ -264,7 +259,6 @@ class TwoLevelIterator final : public Iterator {
   }
 
   BlockOpener* const opener_;
-  const bool opener_in_place_;
   IteratorWrapper index_iter_;
   IteratorWrapper data_iter_;      // may hold nullptr
   std::string data_block_handle_;  // index value data_iter_ was opened for
@@ -288,19 +282,8 @@ std::unique_ptr<Iterator> NewTwoLevelIterator(
 std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function,
     const TwoLevelBounds& bounds) {
-  return NewBoundedTwoLevelIterator(
-      std::move(index_iter),
-      std::make_unique<FunctionBlockOpener>(std::move(block_function)), bounds);
-}
-
-std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
-    std::unique_ptr<Iterator> index_iter, std::unique_ptr<BlockOpener> opener,
-    const TwoLevelBounds& bounds) {
-  BlockOpener* const raw = opener.get();
-  auto iter = std::make_unique<TwoLevelIterator>(
-      std::move(index_iter), raw, /*opener_in_place=*/false, bounds);
-  opener.release();  // now the iterator's
-  return iter;
+  return NewBoundedTwoLevelIteratorInPlace<FunctionBlockOpener>(
+      std::move(index_iter), bounds, std::move(block_function));
 }
 
 namespace two_level_internal {
@@ -331,8 +314,7 @@ std::unique_ptr<Iterator> NewInPlace(
   // then the opener is destroyed here and the memory freed.
   TwoLevelIterator* iter;
   try {
-    iter = new (memory) TwoLevelIterator(std::move(index_iter), opener,
-                                         /*opener_in_place=*/true, bounds);
+    iter = new (memory) TwoLevelIterator(std::move(index_iter), opener, bounds);
   } catch (...) {
     opener->~BlockOpener();
     ::operator delete(memory);

@@ -73,9 +73,6 @@ struct TwoLevelBounds {
 std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
     std::unique_ptr<Iterator> index_iter, BlockFunction block_function,
     const TwoLevelBounds& bounds);
-std::unique_ptr<Iterator> NewBoundedTwoLevelIterator(
-    std::unique_ptr<Iterator> index_iter, std::unique_ptr<BlockOpener> opener,
-    const TwoLevelBounds& bounds);
 
 namespace two_level_internal {
 // NewBoundedTwoLevelIteratorInPlace's work: construct_opener builds the
@@ -87,9 +84,9 @@ std::unique_ptr<Iterator> NewInPlace(
 }  // namespace two_level_internal
 
 // As above, with an Opener (a BlockOpener) built from opener_args in the
-// iterator's own allocation: one allocation per iterator where the
-// above takes two. A table iterator and a level iterator are built for
-// every seek.
+// iterator's own allocation: one allocation per iterator, where a
+// BlockFunction's captures take a second. A table iterator and a level
+// iterator are built for every seek.
 template <typename Opener, typename... Args>
 std::unique_ptr<Iterator> NewBoundedTwoLevelIteratorInPlace(
     std::unique_ptr<Iterator> index_iter, const TwoLevelBounds& bounds,
