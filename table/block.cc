@@ -95,16 +95,23 @@ inline const char* DecodeEntry(const char* p, const char* limit,
 
 // Binary search of a block's restart points (`restarts` is the offset of
 // the restart array, `num_restarts` >= 1) for the last one whose key is <
-// target under compare; 0 when none is. Returns that restart's index, or
-// the block offset of a malformed restart entry in *malformed (and 0).
+// target under compare; 0 when none is. `hint`, when set, narrows the
+// range first. Returns that restart's index, or the block offset of a
+// malformed restart entry in *malformed (and 0).
 template <typename Compare>
 uint32_t LastRestartBefore(const char* data, uint32_t restarts,
                            uint32_t num_restarts, std::string_view target,
                            const Compare& compare,
+                           const RestartSearchHint* hint,
                            std::optional<uint32_t>* malformed) {
   const char* const limit = data + restarts;
   uint32_t left = 0;
   uint32_t right = num_restarts - 1;
+  if (hint != nullptr) {
+    // Every key before `left` (when left > 0, `left`'s too) is below the
+    // target, so the search below may start there.
+    hint->Narrow(target, &left, &right);
+  }
   while (left < right) {
     const uint32_t mid = (left + right + 1) / 2;
     const uint32_t offset = DecodeFixed32(limit + mid * sizeof(uint32_t));
@@ -168,8 +175,10 @@ class KeyBuffer {
 class BlockIterator final : public Iterator {
  public:
   BlockIterator(const Block* block, const Comparator* comparator,
-                std::string_view file_name, uint32_t restart_offset)
+                std::string_view file_name, uint32_t restart_offset,
+                const RestartSearchHint* hint)
       : comparator_(comparator),
+        hint_(hint),
         file_name_(file_name),
         block_offset_(block->offset()),
         data_(block->data().data()),
@@ -209,7 +218,7 @@ class BlockIterator final : public Iterator {
         [this](std::string_view a, std::string_view b) {
           return comparator_->Compare(a, b);
         },
-        &malformed);
+        hint_, &malformed);
     if (malformed.has_value()) {
       CorruptionAt(*malformed);
       return;
@@ -289,6 +298,7 @@ class BlockIterator final : public Iterator {
   }
 
   const Comparator* const comparator_;
+  const RestartSearchHint* const hint_;  // may be null
   const std::string_view file_name_;
   const uint64_t block_offset_;
   const char* const data_;
@@ -320,7 +330,7 @@ absl::Status Block::SeekWith(
   };
   std::optional<uint32_t> bad;
   const uint32_t left = LastRestartBefore(data, restart_offset_, num_restarts_,
-                                          target, compare, &bad);
+                                          target, compare, hint_.get(), &bad);
   if (bad.has_value()) return malformed(*bad);
   // Then forward from it to the first entry >= target.
   KeyBuffer key;
@@ -366,7 +376,7 @@ std::unique_ptr<Iterator> Block::NewIterator(const Comparator* comparator,
                                              std::string_view file_name) const {
   if (num_restarts_ == 0) return NewEmptyIterator();
   return std::make_unique<BlockIterator>(this, comparator, file_name,
-                                         restart_offset_);
+                                         restart_offset_, hint_.get());
 }
 
 }  // namespace siftdb

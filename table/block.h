@@ -33,6 +33,20 @@
 
 namespace siftdb {
 
+// Narrows the binary search of a block's restart points before any key is
+// compared. For a target, Narrow sets [*lo, *hi] (lo <= hi < the block's
+// restart count) so that the last restart point whose key is below the
+// target lies in it, or, when no restart key is below the target, lo is 0.
+// A hint that cannot tell answers the whole range. Keys are then compared
+// only inside the range, so a hint changes how many keys a search reads,
+// never what it finds. Implementations are immutable and thread-safe.
+class RestartSearchHint {
+ public:
+  virtual ~RestartSearchHint() = default;
+  virtual void Narrow(std::string_view target, uint32_t* lo,
+                      uint32_t* hi) const = 0;
+};
+
 class Block {
  public:
   // Takes `contents`, read from `file_name` at `offset` (both used in error
@@ -48,6 +62,13 @@ class Block {
   uint64_t offset() const { return offset_; }
   uint32_t num_restarts() const { return num_restarts_; }
   std::string_view data() const { return contents_.data(); }
+
+  // Installs a hint for every later Seek (iterators' and the one-shot
+  // lookups'). Built for this block's restart points; must be installed
+  // before the block is shared with other threads.
+  void SetSearchHint(std::unique_ptr<const RestartSearchHint> hint) {
+    hint_ = std::move(hint);
+  }
 
   // Starts loading the whole block into the CPU's second-level cache (a
   // hint; no effect on answers), so that a batch of lookups overlaps its
@@ -98,6 +119,7 @@ class Block {
   const uint64_t offset_;
   const uint32_t restart_offset_;  // where the restart array begins
   const uint32_t num_restarts_;
+  std::unique_ptr<const RestartSearchHint> hint_;  // may be null
 };
 
 }  // namespace siftdb

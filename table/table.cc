@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "table/readahead_file.h"
 #include "table/two_level_iterator.h"
+#include "table/user_key_fingerprints.h"
 #include "util/coding.h"
 
 namespace siftdb {
@@ -234,6 +235,13 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
                                table->footer_.index_handle.offset(), name);
     if (!block.ok()) return block.status();
     table->index_block_ = std::move(*block);
+    // Index searches read a few cache lines of fingerprints instead of a
+    // binary search's two per step (table/user_key_fingerprints.h); the
+    // fingerprints keep the order only of bytewise user keys.
+    if (table->comparator_.user_comparator() == BytewiseComparator()) {
+      table->index_block_->SetSearchHint(
+          UserKeyFingerprints::Build(*table->index_block_));
+    }
   }
 
   if (options.block_cache != nullptr) {

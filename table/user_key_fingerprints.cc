@@ -1,0 +1,109 @@
+// Copyright (c) siftdb authors.
+// SPDX-License-Identifier: Apache-2.0
+
+#include "table/user_key_fingerprints.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "table/internal_key.h"
+#include "util/coding.h"
+
+namespace siftdb {
+namespace {
+
+// Sets *key to the full key of the restart entry at `offset` (restart
+// entries share no bytes with the entry before); false when its header
+// does not decode inside the entry region [data, limit).
+bool RestartKey(const char* data, const char* limit, uint32_t offset,
+                std::string_view* key) {
+  if (offset >= static_cast<size_t>(limit - data)) return false;
+  uint32_t shared, non_shared, value_length;
+  const char* p = data + offset;
+  if ((p = GetVarint32Ptr(p, limit, &shared)) == nullptr ||
+      (p = GetVarint32Ptr(p, limit, &non_shared)) == nullptr ||
+      (p = GetVarint32Ptr(p, limit, &value_length)) == nullptr) {
+    return false;
+  }
+  if (shared != 0 || non_shared > static_cast<size_t>(limit - p)) {
+    return false;
+  }
+  *key = std::string_view(p, non_shared);
+  return true;
+}
+
+uint64_t FingerprintOf(std::string_view prefix, std::string_view user_key) {
+  const size_t p = prefix.size();
+  const size_t common = std::min(user_key.size(), p);
+  const int c =
+      common == 0 ? 0 : std::memcmp(user_key.data(), prefix.data(), common);
+  if (c < 0 || (c == 0 && user_key.size() < p)) return 0;  // below P's keys
+  if (c > 0) return ~uint64_t{0};                          // above them
+  unsigned char tail[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(tail, user_key.data() + p,
+              std::min<size_t>(sizeof(tail), user_key.size() - p));
+  uint64_t v = 0;
+  for (unsigned char b : tail) v = (v << 8) | b;
+  return v;
+}
+
+}  // namespace
+
+std::unique_ptr<const UserKeyFingerprints> UserKeyFingerprints::Build(
+    const Block& block) {
+  const uint32_t n = block.num_restarts();
+  if (n < kMinRestarts) return nullptr;
+  const std::string_view bytes = block.data();
+  // Block::Create checked the layout: n restart offsets, then the count.
+  const size_t restart_array = bytes.size() - (size_t{n} + 1) * 4;
+  const char* const data = bytes.data();
+  const char* const limit = data + restart_array;
+  std::vector<std::string_view> user_keys(n);
+  for (uint32_t i = 0; i < n; i++) {
+    std::string_view key;
+    if (!RestartKey(data, limit, DecodeFixed32(limit + 4 * size_t{i}), &key) ||
+        key.size() < kInternalKeyTrailerSize) {
+      return nullptr;
+    }
+    user_keys[i] = ExtractUserKey(key);
+  }
+  // P from the first and the next-to-last keys: a table's last index key
+  // is a short successor of its largest key ("1" after "0999"), which
+  // would share nothing with the others. The last key is fingerprinted
+  // like any other (any P gives an order-keeping fingerprint).
+  const std::string_view first = user_keys.front();
+  const std::string_view last = user_keys[n - 2];
+  size_t shared = 0;
+  while (shared < first.size() && shared < last.size() &&
+         first[shared] == last[shared]) {
+    shared++;
+  }
+  std::string prefix(first.substr(0, shared));
+  std::vector<uint64_t> fingerprints(n);
+  for (uint32_t i = 0; i < n; i++) {
+    fingerprints[i] = FingerprintOf(prefix, user_keys[i]);
+  }
+  return std::unique_ptr<const UserKeyFingerprints>(
+      new UserKeyFingerprints(std::move(prefix), std::move(fingerprints)));
+}
+
+uint64_t UserKeyFingerprints::Fingerprint(std::string_view user_key) const {
+  return FingerprintOf(prefix_, user_key);
+}
+
+void UserKeyFingerprints::Narrow(std::string_view target, uint32_t* lo,
+                                 uint32_t* hi) const {
+  if (target.size() < kInternalKeyTrailerSize) return;
+  const uint64_t f = Fingerprint(ExtractUserKey(target));
+  const auto begin = fingerprints_.begin();
+  // Restart keys before `first` are below the target; from `last` on,
+  // above it; those between have the target's fingerprint.
+  const auto first = std::lower_bound(begin, fingerprints_.end(), f);
+  const auto last = std::upper_bound(first, fingerprints_.end(), f);
+  const auto i0 = static_cast<uint32_t>(first - begin);
+  const auto i1 = static_cast<uint32_t>(last - begin);
+  *lo = i0 > 0 ? i0 - 1 : 0;
+  *hi = i1 > 0 ? i1 - 1 : 0;
+}
+
+}  // namespace siftdb
