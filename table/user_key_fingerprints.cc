@@ -98,8 +98,14 @@ void UserKeyFingerprints::Narrow(std::string_view target, uint32_t* lo,
   const auto begin = fingerprints_.begin();
   // Restart keys before `first` are below the target; from `last` on,
   // above it; those between have the target's fingerprint.
-  const auto first = std::lower_bound(begin, fingerprints_.end(), f);
-  const auto last = std::upper_bound(first, fingerprints_.end(), f);
+  const auto end = fingerprints_.end();
+  const auto first = std::lower_bound(begin, end, f);
+  // Ties are few where fingerprints help at all: step over them rather
+  // than search again, which would read as many cache lines as the first
+  // search (a binary search of many ties is the bound).
+  auto last = first;
+  for (int i = 0; i < 4 && last != end && *last == f; i++) ++last;
+  if (last != end && *last == f) last = std::upper_bound(last, end, f);
   const auto i0 = static_cast<uint32_t>(first - begin);
   const auto i1 = static_cast<uint32_t>(last - begin);
   *lo = i0 > 0 ? i0 - 1 : 0;
