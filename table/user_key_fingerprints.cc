@@ -83,8 +83,12 @@ std::unique_ptr<const UserKeyFingerprints> UserKeyFingerprints::Build(
   for (uint32_t i = 0; i < n; i++) {
     fingerprints[i] = FingerprintOf(prefix, user_keys[i]);
   }
-  return std::unique_ptr<const UserKeyFingerprints>(
-      new UserKeyFingerprints(std::move(prefix), std::move(fingerprints)));
+  std::vector<uint64_t> samples;
+  for (uint32_t i = 0; i < n; i += kSampleStride) {
+    samples.push_back(fingerprints[i]);
+  }
+  return std::unique_ptr<const UserKeyFingerprints>(new UserKeyFingerprints(
+      std::move(prefix), std::move(fingerprints), std::move(samples)));
 }
 
 uint64_t UserKeyFingerprints::Fingerprint(std::string_view user_key) const {
@@ -96,10 +100,16 @@ void UserKeyFingerprints::Narrow(std::string_view target, uint32_t* lo,
   if (target.size() < kInternalKeyTrailerSize) return;
   const uint64_t f = Fingerprint(ExtractUserKey(target));
   const auto begin = fingerprints_.begin();
-  // Restart keys before `first` are below the target; from `last` on,
-  // above it; those between have the target's fingerprint.
   const auto end = fingerprints_.end();
-  const auto first = std::lower_bound(begin, end, f);
+  // Restart keys before `first` are below the target; from `last` on,
+  // above it; those between have the target's fingerprint. The samples
+  // name the stretch of kSampleStride fingerprints holding `first`: every
+  // fingerprint before the first sample >= f is below f.
+  const size_t j = static_cast<size_t>(
+      std::lower_bound(samples_.begin(), samples_.end(), f) - samples_.begin());
+  const size_t from = j == 0 ? 0 : (j - 1) * kSampleStride + 1;
+  const size_t to = std::min(fingerprints_.size(), j * kSampleStride);
+  const auto first = std::lower_bound(begin + from, begin + to, f);
   // Ties are few where fingerprints help at all: step over them rather
   // than search again, which would read as many cache lines as the first
   // search (a binary search of many ties is the bound).
