@@ -20,6 +20,8 @@
 namespace siftdb {
 namespace block_point_seek_test {
 
+using test::BlockFromBytes;
+using test::BuildBlockBytes;
 using test::IKey;
 using test::TestRandom;
 
@@ -71,8 +73,8 @@ Answer ByPointSeek(const Block& block, const Cmp& cmp,
 // Internal keys of `n` user keys drawn from a small alphabet (so they share
 // prefixes), each with one to three versions, in InternalKeyComparator
 // order, with short random values.
-std::vector<std::pair<std::string, std::string>> Entries(
-    const InternalKeyComparator& icmp, size_t n, uint64_t seed) {
+std::vector<std::pair<std::string, std::string>> Entries(size_t n,
+                                                         uint64_t seed) {
   TestRandom rnd(seed);
   std::vector<std::pair<std::string, std::string>> entries;
   for (size_t i = 0; i < n; i++) {
@@ -85,15 +87,7 @@ std::vector<std::pair<std::string, std::string>> Entries(
                            rnd.Bytes(rnd.Uniform(30)));
     }
   }
-  std::sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
-    return icmp.Compare(a.first, b.first) < 0;
-  });
-  // Equal internal keys would make the block's order ambiguous.
-  entries.erase(std::unique(entries.begin(), entries.end(),
-                            [](const auto& a, const auto& b) {
-                              return a.first == b.first;
-                            }),
-                entries.end());
+  test::SortInternalKeys(&entries);
   return entries;
 }
 
@@ -122,23 +116,6 @@ std::vector<std::string> Targets(
   return targets;
 }
 
-std::string BuildBytes(
-    const std::vector<std::pair<std::string, std::string>>& entries,
-    int restart_interval) {
-  BlockBuilder builder(restart_interval);
-  for (const auto& [k, v] : entries) builder.Add(k, v);
-  return std::string(builder.Finish());
-}
-
-std::unique_ptr<Block> Create(const std::string& bytes) {
-  BlockContents c;
-  c.owned = std::make_unique<char[]>(bytes.size());
-  std::memcpy(c.owned.get(), bytes.data(), bytes.size());
-  c.size = bytes.size();
-  auto block = Block::Create(std::move(c), 4096, "000004.sst");
-  return block.ok() ? std::move(*block) : nullptr;
-}
-
 TEST(BlockPointSeekTest, AgreesWithTheIteratorOnEveryShape) {
   const InternalKeyComparator icmp(BytewiseComparator());
   for (int restart_interval : {1, 2, 3, 16}) {
@@ -147,8 +124,8 @@ TEST(BlockPointSeekTest, AgreesWithTheIteratorOnEveryShape) {
         SCOPED_TRACE(testing::Message()
                      << "restart interval " << restart_interval << ", " << n
                      << " user keys, seed " << seed);
-        const auto entries = Entries(icmp, n, seed);
-        auto block = Create(BuildBytes(entries, restart_interval));
+        const auto entries = Entries(n, seed);
+        auto block = BlockFromBytes(BuildBlockBytes(entries, restart_interval));
         ASSERT_NE(block, nullptr);
         int found = 0;
         for (const std::string& target : Targets(entries, seed)) {
@@ -181,10 +158,10 @@ TEST(BlockPointSeekTest, DamagedBlocksGiveTheIteratorsAnswerOrError) {
   // same DataLoss naming the file and offsets; none reads out of bounds
   // (the sanitizer builds run this too).
   const InternalKeyComparator icmp(BytewiseComparator());
-  const auto entries = Entries(icmp, 12, 5);
+  const auto entries = Entries(12, 5);
   std::vector<std::string> targets = Targets(entries, 5);
   targets.resize(std::min<size_t>(targets.size(), 24));
-  const std::string good = BuildBytes(entries, 3);
+  const std::string good = BuildBlockBytes(entries, 3);
   std::vector<std::string> damaged;
   for (size_t n = 0; n < good.size(); n++) damaged.push_back(good.substr(0, n));
   for (size_t i = 0; i < good.size(); i++) {
@@ -195,7 +172,7 @@ TEST(BlockPointSeekTest, DamagedBlocksGiveTheIteratorsAnswerOrError) {
   }
   int errors = 0;
   for (const std::string& bytes : damaged) {
-    auto block = Create(bytes);
+    auto block = BlockFromBytes(bytes);
     if (block == nullptr) continue;
     for (const std::string& target : targets) {
       const Answer want = ByIterator(*block, &icmp, target);

@@ -24,6 +24,8 @@
 #include "siftdb/comparator.h"
 #include "siftdb/env.h"
 #include "siftdb/iterator.h"
+#include "table/block.h"
+#include "table/block_builder.h"
 #include "table/internal_key.h"
 #include "table/table.h"
 #include "table/table_builder.h"
@@ -111,6 +113,41 @@ inline std::string IKey(std::string_view user_key, SequenceNumber seq,
 
 // Internal keys with their values, in InternalKeyComparator order.
 using KVList = std::vector<std::pair<std::string, std::string>>;
+
+// Sorts internal keys by InternalKeyComparator over the bytewise user
+// order and drops repeated keys (which would make a block's order
+// ambiguous).
+inline void SortInternalKeys(KVList* entries) {
+  const InternalKeyComparator icmp(BytewiseComparator());
+  std::sort(entries->begin(), entries->end(),
+            [&](const auto& a, const auto& b) {
+              return icmp.Compare(a.first, b.first) < 0;
+            });
+  entries->erase(std::unique(entries->begin(), entries->end(),
+                             [](const auto& a, const auto& b) {
+                               return a.first == b.first;
+                             }),
+                 entries->end());
+}
+
+// The bytes of one block holding `entries` (in order).
+inline std::string BuildBlockBytes(const KVList& entries,
+                                   int restart_interval) {
+  BlockBuilder builder(restart_interval);
+  for (const auto& [k, v] : entries) builder.Add(k, v);
+  return std::string(builder.Finish());
+}
+
+// A Block over a copy of `bytes` (as if read from 000004.sst at offset
+// 4096); null when Block::Create refuses them.
+inline std::unique_ptr<Block> BlockFromBytes(const std::string& bytes) {
+  BlockContents c;
+  c.owned = std::make_unique<char[]>(bytes.size());
+  std::memcpy(c.owned.get(), bytes.data(), bytes.size());
+  c.size = bytes.size();
+  auto block = Block::Create(std::move(c), 4096, "000004.sst");
+  return block.ok() ? std::move(*block) : nullptr;
+}
 
 // Builds a table from `entries` (already sorted); the file bytes.
 inline absl::StatusOr<std::string> BuildTable(

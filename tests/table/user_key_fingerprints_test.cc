@@ -24,17 +24,10 @@
 namespace siftdb {
 namespace user_key_fingerprints_test {
 
+using test::BlockFromBytes;
+using test::BuildBlockBytes;
 using test::IKey;
 using test::TestRandom;
-
-std::unique_ptr<Block> Create(const std::string& bytes) {
-  BlockContents c;
-  c.owned = std::make_unique<char[]>(bytes.size());
-  std::memcpy(c.owned.get(), bytes.data(), bytes.size());
-  c.size = bytes.size();
-  auto block = Block::Create(std::move(c), 4096, "000004.sst");
-  return block.ok() ? std::move(*block) : nullptr;
-}
 
 // A user key: `prefix`, then 0-12 bytes from a small alphabet that
 // includes 0x00 and 0xff (padding and "all ones" edge cases).
@@ -54,7 +47,6 @@ std::string UserKey(TestRandom* rnd, const std::string& prefix) {
 std::vector<std::pair<std::string, std::string>> Entries(
     size_t n, const std::string& prefix, uint64_t seed) {
   TestRandom rnd(seed);
-  const InternalKeyComparator icmp(BytewiseComparator());
   std::vector<std::pair<std::string, std::string>> entries;
   for (size_t i = 0; i < n; i++) {
     const std::string user = UserKey(&rnd, prefix);
@@ -64,24 +56,9 @@ std::vector<std::pair<std::string, std::string>> Entries(
                            rnd.Bytes(rnd.Uniform(12)));
     }
   }
-  std::sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) {
-    return icmp.Compare(a.first, b.first) < 0;
-  });
-  entries.erase(std::unique(entries.begin(), entries.end(),
-                            [](const auto& a, const auto& b) {
-                              return a.first == b.first;
-                            }),
-                entries.end());
+  test::SortInternalKeys(&entries);
   entries.emplace_back(IKey("\xff\xff", kMaxSequenceNumber, kTypeValue), "h");
   return entries;
-}
-
-std::string BuildBytes(
-    const std::vector<std::pair<std::string, std::string>>& entries,
-    int restart_interval) {
-  BlockBuilder builder(restart_interval);
-  for (const auto& [k, v] : entries) builder.Add(k, v);
-  return std::string(builder.Finish());
 }
 
 // What a search found: the entry's key, nothing, or the error.
@@ -106,7 +83,7 @@ TEST(UserKeyFingerprintsTest, FingerprintsKeepTheOrderOfUserKeys) {
   for (uint64_t seed = 1; seed <= 20; seed++) {
     const std::string prefix(seed % 5, static_cast<char>('0' + seed % 3));
     auto entries = Entries(40, prefix, seed);
-    auto block = Create(BuildBytes(entries, 1));
+    auto block = BlockFromBytes(BuildBlockBytes(entries, 1));
     ASSERT_NE(block, nullptr);
     auto hint = UserKeyFingerprints::Build(*block);
     ASSERT_NE(hint, nullptr);
@@ -134,9 +111,9 @@ TEST(UserKeyFingerprintsTest, HintedSearchesFindWhatUnhintedOnesFind) {
         const std::string prefix =
             seed % 2 ? "00000000012" : std::string(seed % 4, 'a');
         auto entries = Entries(n, prefix, seed * 31 + n);
-        const std::string bytes = BuildBytes(entries, interval);
-        auto plain = Create(bytes);
-        auto hinted = Create(bytes);
+        const std::string bytes = BuildBlockBytes(entries, interval);
+        auto plain = BlockFromBytes(bytes);
+        auto hinted = BlockFromBytes(bytes);
         ASSERT_NE(plain, nullptr);
         auto hint = UserKeyFingerprints::Build(*hinted);
         if (hinted->num_restarts() < UserKeyFingerprints::kMinRestarts) {
@@ -189,7 +166,7 @@ TEST(UserKeyFingerprintsTest, NarrowsToTheTargetsNeighbours) {
     entries.emplace_back(IKey(user, 9, kTypeValue), "handle");
   }
   entries.emplace_back(IKey("1", kMaxSequenceNumber, kTypeValue), "handle");
-  auto block = Create(BuildBytes(entries, 1));
+  auto block = BlockFromBytes(BuildBlockBytes(entries, 1));
   ASSERT_NE(block, nullptr);
   auto hint = UserKeyFingerprints::Build(*block);
   ASSERT_NE(hint, nullptr);
@@ -209,13 +186,13 @@ TEST(UserKeyFingerprintsTest, NoHintForSmallOrMalformedBlocks) {
   for (int i = 0; i < 7; i++) {
     entries.emplace_back(IKey(std::string(1, 'a' + i), 1, kTypeValue), "v");
   }
-  auto small = Create(BuildBytes(entries, 1));
+  auto small = BlockFromBytes(BuildBlockBytes(entries, 1));
   ASSERT_NE(small, nullptr);
   EXPECT_EQ(UserKeyFingerprints::Build(*small), nullptr);
   // Keys too short to be internal keys.
   BlockBuilder builder(1);
   for (int i = 0; i < 20; i++) builder.Add(std::string(1, 'a' + i), "v");
-  auto short_keys = Create(std::string(builder.Finish()));
+  auto short_keys = BlockFromBytes(std::string(builder.Finish()));
   ASSERT_NE(short_keys, nullptr);
   EXPECT_EQ(UserKeyFingerprints::Build(*short_keys), nullptr);
 }
