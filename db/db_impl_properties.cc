@@ -262,6 +262,10 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
                                        table_cache_->CachedFilterMemoryUsage());
     return true;
   }
+  if (name == "index-memory") {
+    *value = absl::StrFormat("%d", table_cache_->IndexMemoryUsage());
+    return true;
+  }
   if (name == "filter-memory-in-cache") {
     *value = absl::StrFormat("%d", table_cache_->CachedFilterMemoryUsage());
     return true;
@@ -275,6 +279,7 @@ bool DBImpl::GetProperty(std::string_view property, std::string* value) {
     // are on the heap.
     if (block_cache_ != nullptr) total += block_cache_->Usage();
     total += table_cache_->FilterMemoryUsage();
+    total += table_cache_->IndexMemoryUsage();
     *value = absl::StrFormat("%d", total);
     return true;
   }

@@ -20,12 +20,15 @@ Table* TableIn(ShardedCache* cache, ShardedCache::Handle* handle) {
   return static_cast<Table*>(cache->Value(handle));
 }
 
-TableOptions WithFilterCounters(TableOptions options) {
+TableOptions WithMemoryCounters(TableOptions options) {
   if (options.heap_filter_bytes == nullptr) {
     options.heap_filter_bytes = std::make_shared<std::atomic<uint64_t>>(0);
   }
   if (options.cached_filter_bytes == nullptr) {
     options.cached_filter_bytes = std::make_shared<std::atomic<uint64_t>>(0);
+  }
+  if (options.heap_index_bytes == nullptr) {
+    options.heap_index_bytes = std::make_shared<std::atomic<uint64_t>>(0);
   }
   return options;
 }
@@ -43,7 +46,7 @@ TableCache::TableCache(std::string dbname, Env* env,
                        bool pin_level0_filters)
     : dbname_(std::move(dbname)),
       env_(env),
-      table_options_(WithFilterCounters(table_options)),
+      table_options_(WithMemoryCounters(table_options)),
       entries_(entries),
       pin_level0_filters_(pin_level0_filters),
       // Each open table is charged 1: capacity counts tables.

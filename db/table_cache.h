@@ -99,6 +99,11 @@ class TableCache {
   uint64_t FilterMemoryUsage() const {
     return table_options_.heap_filter_bytes->load(std::memory_order_relaxed);
   }
+  // Bytes of the index blocks and their search fingerprints held by the
+  // tables open now (counted as FilterMemoryUsage is).
+  uint64_t IndexMemoryUsage() const {
+    return table_options_.heap_index_bytes->load(std::memory_order_relaxed);
+  }
   // Bytes of the filters of these tables in the block cache now (pinned or
   // not), part of the block cache's usage.
   uint64_t CachedFilterMemoryUsage() const {

@@ -45,6 +45,8 @@ class RestartSearchHint {
   virtual ~RestartSearchHint() = default;
   virtual void Narrow(std::string_view target, uint32_t* lo,
                       uint32_t* hi) const = 0;
+  // Bytes the hint holds on the heap, itself included.
+  virtual size_t MemoryUsage() const = 0;
 };
 
 class Block {
@@ -68,6 +70,10 @@ class Block {
   // before the block is shared with other threads.
   void SetSearchHint(std::unique_ptr<const RestartSearchHint> hint) {
     hint_ = std::move(hint);
+  }
+  // The hint's bytes (0 without one).
+  size_t SearchHintMemoryUsage() const {
+    return hint_ == nullptr ? 0 : hint_->MemoryUsage();
   }
 
   // Starts loading the whole block into the CPU's second-level cache (a

@@ -77,6 +77,10 @@ Table::Table(const TableOptions& options, std::string file_name,
 
 Table::~Table() {
   ReleasePinnedFilter();
+  if (index_memory_ > 0 && options_.heap_index_bytes != nullptr) {
+    options_.heap_index_bytes->fetch_sub(index_memory_,
+                                         std::memory_order_relaxed);
+  }
   if (partition_index_bytes_ > 0 && options_.heap_filter_bytes != nullptr) {
     options_.heap_filter_bytes->fetch_sub(partition_index_bytes_,
                                           std::memory_order_relaxed);
@@ -241,6 +245,12 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
     if (table->comparator_.user_comparator() == BytewiseComparator()) {
       table->index_block_->SetSearchHint(
           UserKeyFingerprints::Build(*table->index_block_));
+    }
+    table->index_memory_ = table->index_block_->size() +
+                           table->index_block_->SearchHintMemoryUsage();
+    if (options.heap_index_bytes != nullptr) {
+      options.heap_index_bytes->fetch_add(table->index_memory_,
+                                          std::memory_order_relaxed);
     }
   }
 

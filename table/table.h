@@ -172,6 +172,9 @@ class Table {
   uint64_t ApproximateOffsetOf(std::string_view internal_key) const;
 
   const TableProperties& properties() const { return props_; }
+  // Bytes this table holds on the heap for its index: the index block and
+  // its search fingerprints (counted in TableOptions::heap_index_bytes).
+  size_t index_memory() const { return index_memory_; }
   // The raw filter bytes (exactly the filter block's bytes in the file),
   // 64-byte aligned, when the table holds them: always without
   // TableOptions::cache_filter, and after PinFilter with it. Empty when the
@@ -388,6 +391,7 @@ class Table {
   const std::string file_name_;
   const std::unique_ptr<RandomAccessFile> file_;
   const uint64_t file_size_;
+  size_t index_memory_ = 0;  // see index_memory()
   uint64_t cache_id_ = 0;
   uint64_t data_end_ = 0;
   Footer footer_;

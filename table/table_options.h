@@ -84,6 +84,10 @@ struct TableOptions {
   // cache entries that update it. May be null: not counted.
   std::shared_ptr<std::atomic<uint64_t>> heap_filter_bytes;
   std::shared_ptr<std::atomic<uint64_t>> cached_filter_bytes;
+  // Bytes of the index blocks (with their search fingerprints) held by
+  // open tables, which keep them on the heap while they are open. May be
+  // null: not counted.
+  std::shared_ptr<std::atomic<uint64_t>> heap_index_bytes;
   // Where counters are recorded. May be null.
   Statistics* statistics = nullptr;
   // Verify the CRC of every block read, whatever ReadOptions says.

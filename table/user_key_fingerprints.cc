@@ -95,6 +95,11 @@ uint64_t UserKeyFingerprints::Fingerprint(std::string_view user_key) const {
   return FingerprintOf(prefix_, user_key);
 }
 
+size_t UserKeyFingerprints::MemoryUsage() const {
+  return sizeof(*this) + prefix_.capacity() + 1 +
+         sizeof(uint64_t) * (fingerprints_.capacity() + samples_.capacity());
+}
+
 void UserKeyFingerprints::Narrow(std::string_view target, uint32_t* lo,
                                  uint32_t* hi) const {
   if (target.size() < kInternalKeyTrailerSize) return;

@@ -51,6 +51,7 @@ class UserKeyFingerprints final : public RestartSearchHint {
   // narrows nothing.
   void Narrow(std::string_view target, uint32_t* lo,
               uint32_t* hi) const override;
+  size_t MemoryUsage() const override;
 
   // The fingerprint of a user key (exposed for tests).
   uint64_t Fingerprint(std::string_view user_key) const;

@@ -142,11 +142,13 @@ class SIFTDB_EXPORT DB {
   //   "siftdb.num-files-at-level<N>"    table count at level N
   //   "siftdb.sstables"                 every live table with its key range
   //   "siftdb.approximate-memory-usage" MemTables + block cache + the
-  //       filters on the heap, in bytes
+  //       filters and index blocks on the heap, in bytes
   //   "siftdb.filter-memory"            bytes of the tables' filters held
   //       now, on the heap and (Options::cache_filter_blocks) in the cache
   //   "siftdb.filter-memory-in-cache"   of those, the bytes in the block
   //       cache
+  //   "siftdb.index-memory"             bytes of the open tables' index
+  //       blocks and their search fingerprints (on the heap)
   //   "siftdb.block-cache-capacity"     block cache capacity in bytes (0:
   //       none); with Options::block_cache, the shared cache's
   //   "siftdb.block-cache-usage"        bytes in the block cache (a shared

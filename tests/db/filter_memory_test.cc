@@ -5,7 +5,8 @@
 // - siftdb.filter-memory equals the filter bytes of the tables open in the
 //   table cache: it grows with each flushed table, falls when a compaction
 //   replaces overlapping tables by one, stays within the table cache's
-//   capacity, and is part of siftdb.approximate-memory-usage.
+//   capacity, and is part of siftdb.approximate-memory-usage; so is
+//   siftdb.index-memory, the open tables' index blocks and fingerprints.
 // - With optimize_filters_for_hits, a compaction writing the bottommost
 //   level writes tables without a filter, level-0 tables keep theirs, and
 //   every Get still agrees with a std::map model (present, deleted and
@@ -114,6 +115,41 @@ TEST(FilterMemoryTest, FollowsTheOpenTables) {
   std::string v;
   EXPECT_TRUE(d->Get(ReadOptions(), Key(7), &v).ok());
   EXPECT_EQ(v, "v3");
+}
+
+// siftdb.index-memory is the open tables' index blocks and fingerprints,
+// and part of siftdb.approximate-memory-usage.
+TEST(FilterMemoryTest, IndexMemoryFollowsTheOpenTables) {
+  test::TempDir dir;
+  const std::string path = dir.Join("db");
+  Options o;
+  o.create_if_missing = true;
+  o.disable_auto_compactions = true;
+  o.block_cache_size = 0;  // tables, MemTables and nothing else
+  auto db = DB::Open(o, path);
+  ASSERT_TRUE(db.ok()) << db.status();
+  DB* d = db->get();
+  EXPECT_EQ(Prop(d, "siftdb.index-memory"), 0u);
+  // An empty MemTable and its filter; each flush leaves a fresh one.
+  const uint64_t empty = Prop(d, "siftdb.approximate-memory-usage");
+  for (int t = 0; t < 3; t++) {
+    for (int i = 0; i < 3000; i++) {
+      ASSERT_TRUE(
+          d->Put(WriteOptions(), Key(i), std::string(100, 'a' + t)).ok());
+    }
+    ASSERT_TRUE(d->Flush(FlushOptions()).ok());
+    ASSERT_NO_FATAL_FAILURE(TouchAllTables(d));
+    size_t expected = 0;
+    for (const OpenedLiveTable& live : OpenLiveTables(d, path)) {
+      EXPECT_GT(live.table->index_memory(), live.table->properties().index_size)
+          << "no fingerprints in table " << t;
+      expected += live.table->index_memory();
+    }
+    const uint64_t now = Prop(d, "siftdb.index-memory");
+    EXPECT_EQ(now, expected) << "table " << t;
+    EXPECT_EQ(Prop(d, "siftdb.approximate-memory-usage"),
+              empty + now + Prop(d, "siftdb.filter-memory"));
+  }
 }
 
 // The table cache holds max_open_files - 10 tables (at least 6), spread

@@ -10,6 +10,7 @@
 #include "table/user_key_fingerprints.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -195,6 +196,32 @@ TEST(UserKeyFingerprintsTest, NoHintForSmallOrMalformedBlocks) {
   auto short_keys = BlockFromBytes(std::string(builder.Finish()));
   ASSERT_NE(short_keys, nullptr);
   EXPECT_EQ(UserKeyFingerprints::Build(*short_keys), nullptr);
+}
+
+// A table counts its index block and fingerprints in heap_index_bytes
+// while it is open, and takes them back when it closes.
+TEST(UserKeyFingerprintsTest, TablesCountTheirIndexMemory) {
+  TableOptions options;
+  options.compression = kNoCompression;  // index_size: the block in memory
+  options.heap_index_bytes = std::make_shared<std::atomic<uint64_t>>(0);
+  TableProperties props;
+  auto contents =
+      test::BuildTable(options, test::MakeEntries(5000, true, 7), &props);
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  ASSERT_GE(props.num_data_blocks, UserKeyFingerprints::kMinRestarts);
+  {
+    auto table = test::OpenTable(options, *contents);
+    ASSERT_TRUE(table.ok()) << table.status();
+    const size_t memory = (*table)->index_memory();
+    // The index block, and 8 bytes a data block (and the samples) beside.
+    EXPECT_GE(memory, props.index_size + 8 * props.num_data_blocks);
+    EXPECT_LE(memory, props.index_size + 10 * props.num_data_blocks + 256);
+    EXPECT_EQ(options.heap_index_bytes->load(), memory);
+    auto second = test::OpenTable(options, *contents, "000002.sst");
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(options.heap_index_bytes->load(), 2 * memory);
+  }
+  EXPECT_EQ(options.heap_index_bytes->load(), 0u);
 }
 
 }  // namespace user_key_fingerprints_test
