@@ -372,6 +372,19 @@ absl::Status Block::Seek(
       file_name, target, found);
 }
 
+bool Block::RestartKey(uint32_t index, std::string_view* key) const {
+  if (index >= num_restarts_) return false;
+  const char* const data = contents_.data().data();
+  const char* const limit = data + restart_offset_;
+  uint32_t shared, non_shared, value_length;
+  const char* p =
+      DecodeEntry(data + DecodeFixed32(limit + index * sizeof(uint32_t)), limit,
+                  &shared, &non_shared, &value_length);
+  if (p == nullptr || shared != 0) return false;
+  *key = std::string_view(p, non_shared);
+  return true;
+}
+
 std::unique_ptr<Iterator> Block::NewIterator(const Comparator* comparator,
                                              std::string_view file_name) const {
   if (num_restarts_ == 0) return NewEmptyIterator();

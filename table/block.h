@@ -71,6 +71,11 @@ class Block {
   void SetSearchHint(std::unique_ptr<const RestartSearchHint> hint) {
     hint_ = std::move(hint);
   }
+  // Sets *key to the whole key of restart point `index` (< num_restarts();
+  // a restart entry shares no bytes with the one before). False when the
+  // entry there does not decode inside the block.
+  bool RestartKey(uint32_t index, std::string_view* key) const;
+
   // The hint's bytes (0 without one).
   size_t SearchHintMemoryUsage() const {
     return hint_ == nullptr ? 0 : hint_->MemoryUsage();

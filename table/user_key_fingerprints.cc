@@ -7,30 +7,9 @@
 #include <cstring>
 
 #include "table/internal_key.h"
-#include "util/coding.h"
 
 namespace siftdb {
 namespace {
-
-// Sets *key to the full key of the restart entry at `offset` (restart
-// entries share no bytes with the entry before); false when its header
-// does not decode inside the entry region [data, limit).
-bool RestartKey(const char* data, const char* limit, uint32_t offset,
-                std::string_view* key) {
-  if (offset >= static_cast<size_t>(limit - data)) return false;
-  uint32_t shared, non_shared, value_length;
-  const char* p = data + offset;
-  if ((p = GetVarint32Ptr(p, limit, &shared)) == nullptr ||
-      (p = GetVarint32Ptr(p, limit, &non_shared)) == nullptr ||
-      (p = GetVarint32Ptr(p, limit, &value_length)) == nullptr) {
-    return false;
-  }
-  if (shared != 0 || non_shared > static_cast<size_t>(limit - p)) {
-    return false;
-  }
-  *key = std::string_view(p, non_shared);
-  return true;
-}
 
 uint64_t FingerprintOf(std::string_view prefix, std::string_view user_key) {
   const size_t p = prefix.size();
@@ -53,16 +32,10 @@ std::unique_ptr<const UserKeyFingerprints> UserKeyFingerprints::Build(
     const Block& block) {
   const uint32_t n = block.num_restarts();
   if (n < kMinRestarts) return nullptr;
-  const std::string_view bytes = block.data();
-  // Block::Create checked the layout: n restart offsets, then the count.
-  const size_t restart_array = bytes.size() - (size_t{n} + 1) * 4;
-  const char* const data = bytes.data();
-  const char* const limit = data + restart_array;
   std::vector<std::string_view> user_keys(n);
   for (uint32_t i = 0; i < n; i++) {
     std::string_view key;
-    if (!RestartKey(data, limit, DecodeFixed32(limit + 4 * size_t{i}), &key) ||
-        key.size() < kInternalKeyTrailerSize) {
+    if (!block.RestartKey(i, &key) || key.size() < kInternalKeyTrailerSize) {
       return nullptr;
     }
     user_keys[i] = ExtractUserKey(key);
